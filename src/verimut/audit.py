@@ -1,0 +1,171 @@
+"""The pipeline: enumerate cells into a manifest, score each once into the ledger, summarize.
+
+Data flows one way: adapter -> manifest (fault grammar, census, masks) -> executor
+(replay, end-state check, verifier call, classification) -> ledger -> summary.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import nullcontext
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TextColumn, TimeRemainingColumn
+from rich.text import Text
+
+from verimut import manifest as manifest_mod
+from verimut import summary as summary_mod
+from verimut.benchmark import Benchmark
+from verimut.classify import Outcome
+from verimut.errors import AuditError
+from verimut.executor import Executor, InProcess
+from verimut.faults import FAMILIES
+from verimut.ledger import LEDGER, CellResult, Ledger
+from verimut.manifest import Cell, Manifest
+from verimut.scorer import Scorer
+
+
+def select_tasks(all_tasks: Sequence[str], suites: Sequence[str] = (), tasks: Sequence[str] = ()) -> list[str]:
+    """The tasks to audit: those named, or those of the named suites (a suite is a task-id prefix)."""
+    chosen = list(all_tasks)
+    if suites:
+        known = sorted({t.split("/", 1)[0] for t in all_tasks if "/" in t})
+        for s in suites:
+            if s not in known:
+                raise AuditError(f"unknown suite {s!r} (known: {', '.join(known) or 'none: this benchmark has no suites'})")
+        chosen = [t for t in chosen if t.split("/", 1)[0] in suites]
+    if tasks:
+        for t in tasks:
+            if t not in all_tasks:
+                raise AuditError(f"unknown task {t!r} (task ids look like {all_tasks[0]!r})")
+        chosen = [t for t in chosen if t in tasks]
+    if not chosen:
+        raise AuditError("no task selected: the suites and tasks given have nothing in common")
+    return chosen
+
+
+def select_families(families: Sequence[str] = ()) -> list[str]:
+    for f in families:
+        if f not in FAMILIES:
+            raise AuditError(f"unknown fault family {f!r} (known: {', '.join(FAMILIES)})")
+    return list(families) or list(FAMILIES)
+
+
+def check_out_dir(out: Path) -> None:
+    if out.exists() and not out.is_dir():
+        raise AuditError(f"--out {out} is a file, not a directory")
+    if out.is_dir() and any(out.iterdir()) and not (out / manifest_mod.MANIFEST).exists():
+        raise AuditError(f"{out} is not a verimut output (no {manifest_mod.MANIFEST}) and is not empty; choose another --out")
+
+
+class _Rate(ProgressColumn):
+    def render(self, task: Task) -> Text:
+        speed = task.finished_speed or task.speed
+        return Text(f"{speed:.1f} cells/s" if speed else "", style="cyan")
+
+
+def _progress(console: Console, quiet: bool) -> Any:
+    if quiet:
+        return nullcontext(None)
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        _Rate(),
+        TimeRemainingColumn(),
+        console=console,
+        transient=False,
+    )
+
+
+def _differences(stored: Manifest, fresh: Manifest) -> str:
+    named = [
+        f
+        for f in ("benchmark", "version", "provenance", "families", "telemetry", "masks", "tasks", "cells", "verimut")
+        if getattr(stored, f) != getattr(fresh, f)
+    ]
+    return ", ".join(named) or "content"
+
+
+def prepare(bench: Benchmark, out: Path, tasks: Sequence[str], families: Sequence[str], tick: Callable[[str], None]) -> Manifest:
+    """Build the manifest; write it, or check it against the one already in `out`."""
+    check_out_dir(out)
+    fresh = manifest_mod.build(bench, tasks, families, tick)
+    if (out / manifest_mod.MANIFEST).exists():
+        stored = manifest_mod.read(out)
+        if stored.content_hash != fresh.content_hash:
+            raise AuditError(
+                f"{out} holds an audit with a different manifest (differs in {_differences(stored, fresh)}); "
+                "resume with the same options, or choose another --out"
+            )
+        return stored
+    manifest_mod.write(fresh, out)
+    return fresh
+
+
+def score_all(
+    bench: Benchmark,
+    m: Manifest,
+    out: Path,
+    executor: Executor,
+    progress: Any = None,
+) -> dict[str, CellResult]:
+    """Score every cell not yet in the ledger, controls first. Returns the whole ledger."""
+    ledger = Ledger(out)
+    rows = ledger.read()
+    known = {c.cell_id for c in m.cells}
+    strangers = [cid for cid in rows if cid not in known]
+    if strangers:
+        raise AuditError(f"{out / LEDGER} records cells that are not in the manifest, e.g. {strangers[0]!r}")
+    scorer = Scorer(bench, m)
+    bar = progress.add_task("scoring cells", total=len(m.cells), completed=len(rows)) if progress else None
+
+    def record(results: Iterable[CellResult]) -> None:
+        for row in results:
+            ledger.append(row)
+            rows[row.cell_id] = row
+            if bar is not None:
+                progress.advance(bar)
+
+    try:
+        controls = [c for c in m.cells if c.is_control and c.cell_id not in rows]
+        record(executor.run(scorer, controls))
+        control_of = {r.task: r.outcome for r in rows.values() if r.family == "control"}
+        todo: list[Cell] = []
+        blocked: list[CellResult] = []
+        for c in m.cells:
+            if c.is_control or c.cell_id in rows:
+                continue
+            if control_of.get(c.task) != Outcome.CONTROL_PASS.value:
+                blocked.append(scorer.unscorable(c, control_of.get(c.task, "unscored")))
+            else:
+                todo.append(c)
+        record(blocked)
+        record(executor.run(scorer, todo))
+    finally:
+        ledger.close()
+    return rows
+
+
+def audit(
+    bench: Benchmark,
+    out: Path,
+    *,
+    suites: Sequence[str] = (),
+    tasks: Sequence[str] = (),
+    families: Sequence[str] = (),
+    executor: Executor | None = None,
+    console: Console | None = None,
+    quiet: bool = False,
+) -> summary_mod.Summary:
+    console = console or Console(stderr=True)
+    chosen = select_tasks(bench.tasks(), suites, tasks)
+    fams = select_families(families)
+    check_out_dir(out)
+    with _progress(console, quiet) as progress:
+        bar = progress.add_task("building manifest", total=2 * len(chosen)) if progress else None
+        m = prepare(bench, out, chosen, fams, lambda _: progress.advance(bar) if progress else None)
+        rows = score_all(bench, m, out, executor or InProcess(), progress)
+    return summary_mod.write(m, rows, out)

@@ -1,0 +1,176 @@
+"""The fault grammar: each family is a pure function from a reference run to edited runs.
+
+An operator gets the reference run and a `FaultContext` (what the reference replay
+showed: which actions write, what each returned, the instruction, the start state's
+values, the idempotence census) and returns its edits, or a `Refusal` saying why it
+does not apply. Adding a family is one decorated function:
+
+    @family("omit-first")
+    def omit_first(run, ctx):
+        ...
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import msgspec
+
+from verimut.pinned import ValueIndex, alternative, pins
+from verimut.run import Run
+
+CONTROL = "control"
+
+
+class Edit(msgspec.Struct, frozen=True):
+    """One edited run. `variant` names it within its family; `note` says what changed."""
+
+    variant: str
+    run: Run
+    note: str
+    detail: dict[str, Any] = {}
+
+
+class Refusal(msgspec.Struct, frozen=True):
+    reason: str
+
+
+class FaultContext(msgspec.Struct, frozen=True):
+    writes: tuple[bool, ...]
+    outputs: tuple[str, ...]
+    instruction: str
+    values: ValueIndex
+    # Per action: True/False for writes the census replayed twice, None for reads.
+    non_idempotent: tuple[bool | None, ...]
+
+    def write_positions(self) -> list[int]:
+        return [i for i, w in enumerate(self.writes) if w]
+
+
+Operator = Callable[[Run, FaultContext], "list[Edit] | Refusal"]
+FAMILIES: dict[str, Operator] = {}
+
+
+def family(name: str) -> Callable[[Operator], Operator]:
+    """Register an operator under a family name."""
+
+    def register(op: Operator) -> Operator:
+        if name in FAMILIES or name == CONTROL:
+            raise ValueError(f"fault family {name!r} is already registered")
+        FAMILIES[name] = op
+        return op
+
+    return register
+
+
+def _without(run: Run, drop: Sequence[int]) -> Run:
+    gone = set(drop)
+    return run.replace_actions([a for i, a in enumerate(run.actions) if i not in gone])
+
+
+def _duplicate(run: Run, at: int) -> Run:
+    actions = list(run.actions)
+    actions.insert(at + 1, actions[at])
+    return run.replace_actions(actions)
+
+
+_NO_WRITE = Refusal("the reference run has no write")
+
+
+@family("claim-only")
+def claim_only(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
+    """Drop every write; keep the reads and the completion claim."""
+    writes = ctx.write_positions()
+    if not writes:
+        return _NO_WRITE
+    return [Edit("-", _without(run, writes), f"dropped all {len(writes)} write(s); reads and answer kept")]
+
+
+@family("omit")
+def omit(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
+    """Drop the last write."""
+    writes = ctx.write_positions()
+    if not writes:
+        return _NO_WRITE
+    last = writes[-1]
+    return [Edit("-", _without(run, [last]), f"dropped the last write, #{last} {run.actions[last].name}")]
+
+
+@family("partial")
+def partial(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
+    """Keep only the first of a repeated write sequence (one variant per repeated tool)."""
+    seen: dict[str, list[int]] = {}
+    for i in ctx.write_positions():
+        seen.setdefault(run.actions[i].name, []).append(i)
+    repeated = {name: ix for name, ix in seen.items() if len(ix) > 1}
+    if not repeated:
+        return Refusal("no write is repeated in the reference run")
+    return [
+        Edit(name, _without(run, ix[1:]), f"kept only the first of {len(ix)} {name} writes (#{ix[0]})")
+        for name, ix in repeated.items()
+    ]
+
+
+@family("wrong-value")
+def wrong_value(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
+    """Move one pinned written argument to another legal value of its kind (one variant per argument)."""
+    found = pins(run, ctx.writes, ctx.outputs, ctx.instruction)
+    if not found:
+        return _NO_WRITE
+    edits: list[Edit] = []
+    unmoved: list[str] = []
+    for pin in found:
+        if pin.source is None:
+            continue
+        moved = alternative(pin.value, pin.arg, ctx.values)
+        if moved is None:
+            unmoved.append(f"#{pin.action}.{pin.arg}")
+            continue
+        actions = list(run.actions)
+        old = actions[pin.action]
+        actions[pin.action] = msgspec.structs.replace(old, args={**old.args, pin.arg: moved})
+        edits.append(
+            Edit(
+                f"{pin.action}.{pin.arg}",
+                run.replace_actions(actions),
+                f"#{pin.action} {old.name}: {pin.arg} {pin.value!r} -> {moved!r} (pinned by {pin.source})",
+                {"action": pin.action, "arg": pin.arg, "from": pin.value, "to": moved, "pinned_by": pin.source},
+            )
+        )
+    if edits:
+        return edits
+    unpinned = sum(1 for p in found if p.source is None)
+    reason = f"no pinned written value ({unpinned} unpinned argument(s) left alone)"
+    if unmoved:
+        reason = f"no other legal value for the pinned argument(s) {', '.join(unmoved)}"
+    return Refusal(reason)
+
+
+@family("extra")
+def extra(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
+    """Repeat the last write right after it."""
+    writes = ctx.write_positions()
+    if not writes:
+        return _NO_WRITE
+    last = writes[-1]
+    return [Edit("-", _duplicate(run, last), f"repeated the last write, #{last} {run.actions[last].name}")]
+
+
+@family("extra-ni")
+def extra_ni(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
+    """Repeat the last write that the idempotence census marks non-idempotent."""
+    candidates = [i for i, ni in enumerate(ctx.non_idempotent) if ni]
+    if not ctx.write_positions():
+        return _NO_WRITE
+    if not candidates:
+        return Refusal("the idempotence census marks no write of the reference run non-idempotent")
+    last = candidates[-1]
+    return [
+        Edit(
+            "-",
+            _duplicate(run, last),
+            f"repeated the last non-idempotent write, #{last} {run.actions[last].name}",
+            {"census": "replaying it twice changes the state"},
+        )
+    ]

@@ -1,0 +1,100 @@
+"""Score one cell: replay it from a clean start, check the end state, call the verifier, classify."""
+
+from __future__ import annotations
+
+import time
+import traceback
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+
+from verimut import oracle
+from verimut.benchmark import Benchmark
+from verimut.classify import Outcome, classify
+from verimut.ledger import CellResult
+from verimut.manifest import Cell, Manifest
+from verimut.replay import replay
+
+
+def _evidence_of(diffs: Sequence[oracle.CollectionDiff]) -> list[dict[str, Any]]:
+    return [{"counts": d.counts(), **msgspec.to_builtins(d)} for d in diffs]
+
+
+class Scorer:
+    """Scores cells of one manifest. Keeps each task's reference end state once computed."""
+
+    def __init__(self, bench: Benchmark, manifest: Manifest) -> None:
+        self.bench = bench
+        self.manifest = manifest
+        self.ignore = manifest.ignore
+        self._reference_end: dict[str, Any] = {}
+
+    def reference_end(self, task: str) -> Any:
+        if task not in self._reference_end:
+            self._reference_end[task] = replay(self.bench, task, self.manifest.tasks[task].reference).end
+        return self._reference_end[task]
+
+    def _row(self, cell: Cell, outcome: Outcome, verdict: bool | None, evidence: dict[str, Any], **kw: Any) -> CellResult:
+        return CellResult(
+            cell_id=cell.cell_id,
+            benchmark=self.manifest.benchmark,
+            task=cell.task,
+            family=cell.family,
+            variant=cell.variant,
+            outcome=outcome.value,
+            verdict=verdict,
+            evidence={"edit": cell.note, **({"detail": cell.detail} if cell.detail else {}), **evidence},
+            **kw,
+        )
+
+    def unscorable(self, cell: Cell, control_outcome: str) -> CellResult:
+        reason = f"unscorable: the task's control ended {control_outcome}, so there is no correct end state to compare with"
+        return self._row(cell, Outcome.REFUSED, None, {}, reason=reason, unscorable=True)
+
+    def score(self, cell: Cell) -> CellResult:
+        began = time.perf_counter()
+        row = self._score(cell)
+        return msgspec.structs.replace(row, seconds=round(time.perf_counter() - began, 6))
+
+    def _score(self, cell: Cell) -> CellResult:
+        if cell.run is None:
+            return self._row(cell, Outcome.REFUSED, None, {}, reason=cell.note)
+        reference_end = self.reference_end(cell.task)
+        done = replay(self.bench, cell.task, cell.run)
+        if done.failed_at is not None:
+            action = cell.run.actions[done.failed_at]
+            error = f"action #{done.failed_at} {action.describe()} raised: {done.steps[-1].error}"
+            if not cell.is_control:
+                return self._row(cell, Outcome.INCOMPLETE, None, {"error": error}, reason=error)
+        vs_reference = oracle.compare(reference_end, done.end, self.ignore)
+        vs_start = oracle.compare(done.start, done.end, self.ignore)
+        evidence: dict[str, Any] = {
+            "differs_from_reference": _evidence_of(vs_reference),
+            "changed_from_start": {d.collection: d.counts() for d in vs_start},
+        }
+        try:
+            verdict = self.bench.verify(done.episode, cell.run)
+        except Exception as e:  # the verifier is the benchmark's code: any exception is its error
+            evidence["traceback"] = traceback.format_exc(limit=5)
+            return self._row(cell, Outcome.ERROR, None, evidence, reason=f"verifier raised {type(e).__name__}: {e}")
+        evidence["verifier"] = verdict.detail
+        if verdict.checks:
+            evidence["checks"] = verdict.checks
+        outcome = classify(
+            control=cell.is_control,
+            refused=False,
+            delivered=done.failed_at is None,
+            verdict=verdict.passed,
+            same_as_reference=not vs_reference,
+        )
+        reason = None
+        if outcome is Outcome.FALSE_ACCEPT:
+            reason = self._why_missed(cell.task, [d.collection for d in vs_reference])
+        elif outcome is Outcome.CONTROL_FAIL:
+            reason = f"the verifier ({verdict.detail}) fails the unedited reference run"
+        return self._row(cell, outcome, verdict.passed, evidence, reason=reason)
+
+    def _why_missed(self, task: str, collections: list[str]) -> str | None:
+        explain = getattr(self.bench, "explain", None)
+        return explain(task, collections) if callable(explain) else None

@@ -1,0 +1,159 @@
+"""The summary: counts per family x outcome, and every confirmed false accept with its evidence.
+
+Written as `summary.json` (for machines) and `summary.md` (for people), from the
+manifest and the ledger alone, so it can be rebuilt at any time (`verimut report DIR`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from verimut.classify import Outcome
+from verimut.faults import CONTROL
+from verimut.ledger import CellResult
+from verimut.manifest import Manifest
+
+OUTCOMES = [o.value for o in Outcome]
+LOWER_BOUND = (
+    "This audit is a lower bound: it finds only what a planted edit causes and the end-state "
+    "check sees. A zero means none found, not none exists."
+)
+
+
+class Summary(msgspec.Struct):
+    benchmark: str
+    version: str
+    provenance: dict[str, str]
+    manifest_hash: str
+    cells: int
+    scored: int
+    counts: dict[str, dict[str, int]]  # family -> outcome -> n
+    false_accepts: list[dict[str, Any]]
+    false_rejects: list[dict[str, Any]]
+    control_failures: list[dict[str, Any]]
+    masked: list[str]
+    telemetry: list[str]
+    unpinned_arguments: int
+    census: dict[str, int]
+    seconds: float
+    note: str = LOWER_BOUND
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.false_accepts else 0
+
+    def total(self, outcome: str) -> int:
+        return sum(c.get(outcome, 0) for c in self.counts.values())
+
+
+def _finding(m: Manifest, row: CellResult) -> dict[str, Any]:
+    cell = next(c for c in m.cells if c.cell_id == row.cell_id)
+    return {
+        "cell_id": row.cell_id,
+        "task": row.task,
+        "family": row.family,
+        "edit": cell.note,
+        "edited_run": [a.describe() for a in cell.run.actions] if cell.run else [],
+        "verifier": row.evidence.get("verifier"),
+        "differs_from_reference": row.evidence.get("differs_from_reference", []),
+        "why_missed": row.reason,
+    }
+
+
+def build(m: Manifest, rows: Mapping[str, CellResult]) -> Summary:
+    counts: dict[str, Counter[str]] = {}
+    for cell in m.cells:
+        counts.setdefault(cell.family, Counter())
+    for row in rows.values():
+        counts[row.family][row.outcome] += 1
+    ordered = [rows[c.cell_id] for c in m.cells if c.cell_id in rows]
+    census = [e for f in m.tasks.values() for e in f.census]
+    return Summary(
+        benchmark=m.benchmark,
+        version=m.version,
+        provenance=m.provenance,
+        manifest_hash=m.content_hash,
+        cells=len(m.cells),
+        scored=len(rows),
+        counts={fam: {o: c[o] for o in OUTCOMES if c[o]} for fam, c in counts.items()},
+        false_accepts=[_finding(m, r) for r in ordered if r.outcome == Outcome.FALSE_ACCEPT.value],
+        false_rejects=[_finding(m, r) for r in ordered if r.outcome == Outcome.FALSE_REJECT.value],
+        control_failures=[
+            {"cell_id": r.cell_id, "outcome": r.outcome, "reason": r.reason}
+            for r in ordered
+            if r.family == CONTROL and r.outcome != Outcome.CONTROL_PASS.value
+        ],
+        masked=m.masks,
+        telemetry=m.telemetry,
+        unpinned_arguments=sum(len(f.unpinned) for f in m.tasks.values()),
+        census={"writes": len(census), "non_idempotent": sum(e.non_idempotent for e in census)},
+        seconds=round(sum(r.seconds for r in rows.values()), 3),
+    )
+
+
+def _short(value: Any, limit: int = 160) -> str:
+    text = msgspec.json.encode(value).decode()
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def markdown(s: Summary) -> str:
+    lines = [
+        f"# verimut audit: {s.benchmark} {s.version}",
+        "",
+        f"{s.scored} of {s.cells} cells scored; manifest `{s.manifest_hash[:16]}`; "
+        + ", ".join(f"{k} {v}" for k, v in s.provenance.items()),
+        "",
+        f"> {s.note}",
+        "",
+        "## Outcomes per fault family",
+        "",
+    ]
+    present = [o for o in OUTCOMES if s.total(o)]
+    lines += ["| family | " + " | ".join(present) + " |", "|---" * (len(present) + 1) + "|"]
+    for fam, c in s.counts.items():
+        lines.append(f"| {fam} | " + " | ".join(str(c.get(o, 0)) for o in present) + " |")
+    if s.control_failures:
+        lines += ["", "## Controls that FAILED (their tasks' other cells are unscorable)", ""]
+        lines += [f"- `{f['cell_id']}`: {f['outcome']}: {f['reason']}" for f in s.control_failures]
+    lines += ["", f"## Confirmed false accepts: {len(s.false_accepts) or 'none found'}", ""]
+    for f in s.false_accepts:
+        lines += [f"### `{f['cell_id']}`", "", f"- edit: {f['edit']}", f"- verifier: `{f['verifier']}` passed"]
+        if f["why_missed"]:
+            lines.append(f"- why it was missed: {f['why_missed']}")
+        lines.append("- end state differs from the reference's:")
+        for d in f["differs_from_reference"]:
+            lines.append(f"  - `{d['collection']}`: {d['counts']}")
+            for rec in d["added"][:3]:
+                lines.append(f"    - added: `{_short(rec)}`")
+            for rec in d["removed"][:3]:
+                lines.append(f"    - removed: `{_short(rec)}`")
+            for ch in d["changed"][:3]:
+                lines.append(f"    - changed `{ch['key']}`: `{_short(ch['fields'])}`")
+        lines.append("")
+    if s.false_rejects:
+        lines += ["## False rejects (end state equals the reference's, verifier failed)", ""]
+        lines += [f"- `{f['cell_id']}`: {f['edit']}" for f in s.false_rejects]
+        lines.append("")
+    lines += [
+        "## What the end-state check left out",
+        "",
+        "- telemetry (records reads, not effects): " + (", ".join(f"`{t}`" for t in s.telemetry) or "none"),
+        "- masked (differs between two replays of the same reference run): "
+        + (", ".join(f"`{t}`" for t in s.masked) or "none"),
+        f"- written arguments wrong-value left alone because the task does not pin them: {s.unpinned_arguments}",
+        f"- idempotence census: {s.census['non_idempotent']} of {s.census['writes']} reference writes change the state again when repeated",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def write(m: Manifest, rows: Mapping[str, CellResult], out: Path) -> Summary:
+    s = build(m, rows)
+    (out / "summary.json").write_bytes(msgspec.json.format(msgspec.json.encode(s)))
+    (out / "summary.md").write_text(markdown(s))
+    return s
