@@ -7,7 +7,8 @@ This is the oracle, independent of any verifier's code. A snapshot is plain JSON
 How plain data becomes collections:
 - a list is a collection; its records are keyed by their `id`/`id_` field when every
   element has a distinct one, and otherwise compared as a multiset (order aside);
-- a dict whose values are all dicts with the same fields is a keyed collection;
+- a dict (below the root) whose values are all dicts with the same fields is a keyed
+  collection (when it has one entry, only if that looks like a record: an id, a numeric key);
 - any other dict holds fields: its scalar entries are records of a collection at the
   dict's own path (keyed by field name), its container entries are read recursively.
 """
@@ -72,9 +73,14 @@ def _id_key(items: Sequence[Any]) -> str | None:
 
 def _is_record_map(node: Mapping[str, Any]) -> bool:
     values = list(node.values())
-    if not all(isinstance(v, dict) for v in values):
+    if not all(isinstance(v, dict) for v in values) or len({frozenset(v) for v in values}) > 1:
         return False
-    return len({frozenset(v) for v in values}) <= 1
+    if len(values) != 1:
+        return True
+    # One entry is ambiguous ({"inbox": {...}} is a field, {"7": {...}} a record): a record
+    # has an id field or a numeric key.
+    [(key, value)] = node.items()
+    return str(key).isdigit() or any(f in value for f in _ID_FIELDS)
 
 
 def collections(snapshot: Any, root: str = "") -> dict[str, Collection]:
@@ -92,7 +98,8 @@ def _walk(node: Any, path: str, out: dict[str, Collection]) -> None:
         else:
             out[path] = Collection(False, {str(i): x for i, x in enumerate(node)})
     elif isinstance(node, dict):
-        if _is_record_map(node):
+        # The root is the state itself, never one collection of it.
+        if path and _is_record_map(node):
             out[path] = Collection(True, {str(k): v for k, v in node.items()})
             return
         scalars = {str(k): v for k, v in node.items() if not isinstance(v, (dict, list))}

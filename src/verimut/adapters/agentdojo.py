@@ -155,14 +155,23 @@ class AgentDojo:
             source = inspect.getsource(getattr(cls, own))
         except (OSError, TypeError):
             return None
-        unseen = [c for c in collections if c.rsplit(".", 1)[-1] not in source]
+        def read_by_source(path: str) -> bool:
+            # A dynamic key (a user name) is not in the source; a field on the way to it is.
+            segments = path.split(".")
+            return any(seg in source for seg in segments[1:] or segments)
+
+        seen = [c for c in collections if read_by_source(c)]
+        unseen = [c for c in collections if c not in seen]
         frame = "DeepDiff" in source or "check_new_" in source
+        parts = []
+        if seen:
+            how = "runs a diff-based frame check that lets this change through" if frame else (
+                "looks up the records it expects and checks some of their values, not how many there are or the fields that differ"
+            )
+            parts.append(f"reads {', '.join(seen)} but {how}")
         if unseen:
-            return f"{cls.__name__}.{own}() never mentions {', '.join(unseen)}"
-        how = "has a diff-based frame check, but it does not cover this change" if frame else (
-            "looks up the records it expects and checks their values; it does not count them"
-        )
-        return f"{cls.__name__}.{own}() {how}"
+            parts.append(f"never reads {', '.join(unseen)}")
+        return f"{cls.__name__}.{own}() " + "; ".join(parts)
 
 
 def create(version: str | None = None) -> AgentDojo:

@@ -1,0 +1,154 @@
+"""The fault grammar: each operator on real AgentDojo reference runs, and rules that hold for every run."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from verimut import faults
+from verimut.faults import FAMILIES, FaultContext, Refusal
+from verimut.manifest import build
+from verimut.pinned import ValueIndex
+from verimut.run import Action, Run
+
+
+@pytest.fixture(scope="module")
+def banking(agentdojo):
+    tasks = ["banking/user_task_0", "banking/user_task_1", "banking/user_task_5", "banking/user_task_15"]
+    return build(agentdojo, tasks, list(FAMILIES))
+
+
+def cells_of(m, task, family):
+    return [c for c in m.cells if c.task == task and c.family == family]
+
+
+def test_every_family_is_enumerated_for_every_task(banking):
+    for task in banking.tasks:
+        for fam in ["control", *FAMILIES]:
+            assert cells_of(banking, task, fam), (task, fam)
+
+
+def test_a_read_only_task_refuses_every_write_edit(banking):
+    # banking/user_task_1 asks for a total: its reference only reads.
+    for fam in FAMILIES:
+        [cell] = cells_of(banking, "banking/user_task_1", fam)
+        assert cell.run is None and "no write" in cell.note
+
+
+def test_claim_only_keeps_reads_and_answer(banking):
+    ref = banking.tasks["banking/user_task_0"].reference
+    [cell] = cells_of(banking, "banking/user_task_0", "claim-only")
+    assert [a.name for a in cell.run.actions] == ["read_file"]
+    assert cell.run.answer == ref.answer
+
+
+def test_omit_drops_the_last_write_only(banking):
+    ref = banking.tasks["banking/user_task_15"].reference
+    [cell] = cells_of(banking, "banking/user_task_15", "omit")
+    assert list(cell.run.actions) == list(ref.actions[:-1])
+    assert ref.actions[-1].name == "send_money"
+
+
+def test_extra_repeats_the_last_write_and_extra_ni_needs_the_census(banking):
+    ref = banking.tasks["banking/user_task_0"].reference
+    [extra] = cells_of(banking, "banking/user_task_0", "extra")
+    assert list(extra.run.actions) == [*ref.actions, ref.actions[-1]]
+    census = banking.tasks["banking/user_task_0"].census
+    assert [(e.tool, e.non_idempotent) for e in census] == [("send_money", True)]
+    assert "bank_account.transactions: 1 added" in census[0].changes
+    [ni] = cells_of(banking, "banking/user_task_0", "extra-ni")
+    assert ni.run == extra.run
+
+
+def test_the_census_tells_idempotent_updates_apart(agentdojo):
+    m = build(agentdojo, ["banking/user_task_14"], ["extra-ni"])
+    assert [(e.tool, e.non_idempotent) for e in m.tasks["banking/user_task_14"].census] == [("update_password", False)]
+    [cell] = cells_of(m, "banking/user_task_14", "extra-ni")
+    assert cell.run is None and "census" in cell.note
+
+
+def test_partial_refuses_without_a_repeated_write(banking):
+    [cell] = cells_of(banking, "banking/user_task_0", "partial")
+    assert cell.run is None and "repeated" in cell.note
+
+
+def test_wrong_value_varies_only_pinned_arguments_and_says_where_they_come_from(banking):
+    cells = cells_of(banking, "banking/user_task_15", "wrong-value")
+    by_arg = {c.detail["arg"] + "@" + str(c.detail["action"]): c.detail for c in cells}
+    # The new address is in the instruction; the amount is a number.
+    assert by_arg["street@0"]["pinned_by"] == "instruction"
+    assert any(d["pinned_by"] == "number" for d in by_arg.values())
+    for d in by_arg.values():
+        assert d["from"] != d["to"]
+    # The refund's subject is free text no read or instruction names: left alone, and counted.
+    assert "subject@4" not in by_arg
+    assert "#4.subject" in banking.tasks["banking/user_task_15"].unpinned
+
+
+def test_wrong_value_moves_an_id_to_another_record_of_the_same_collection(agentdojo):
+    m = build(agentdojo, ["banking/user_task_2"], ["wrong-value"])
+    [cell] = [c for c in cells_of(m, "banking/user_task_2", "wrong-value") if c.detail["arg"] == "id"]
+    # 7 is a scheduled transaction's id; the other one is 6 (transaction ids 1-5 are another collection).
+    assert (cell.detail["from"], cell.detail["to"]) == (7, 6)
+
+
+def test_registering_a_family_is_one_decorated_function():
+    name = "test-drop-first"
+    try:
+
+        @faults.family(name)
+        def drop_first(run: Run, ctx: FaultContext):
+            return [faults.Edit("-", run.replace_actions(run.actions[1:]), "dropped the first action")]
+
+        assert FAMILIES[name] is drop_first
+        with pytest.raises(ValueError, match="already registered"):
+            faults.family(name)(drop_first)
+    finally:
+        FAMILIES.pop(name, None)
+
+
+# --- rules for every run -------------------------------------------------------------------
+
+names = st.sampled_from(["get_a", "send", "update", "read_b", "create"])
+actions = st.builds(Action, names, st.dictionaries(st.sampled_from(["to", "n", "body"]), st.one_of(st.integers(0, 9), st.text("xyz", max_size=3)), max_size=3))
+
+
+@st.composite
+def runs_and_contexts(draw):
+    acts = draw(st.lists(actions, max_size=6))
+    writes = tuple(not a.name.startswith(("get_", "read_")) for a in acts)
+    ni = tuple(draw(st.booleans()) if w else None for w in writes)
+    outputs = tuple(draw(st.text("xyz0123", max_size=5)) for _ in acts)
+    ctx = FaultContext(writes, outputs, draw(st.text("xyz 0123", max_size=12)), ValueIndex({}, {}), ni)
+    return Run(tuple(acts), draw(st.text(max_size=3))), ctx
+
+
+@given(runs_and_contexts(), st.sampled_from(sorted(FAMILIES)))
+def test_every_operator_is_pure_and_edits_or_refuses(rc, fam):
+    run, ctx = rc
+    before = (run, ctx)
+    first, second = FAMILIES[fam](run, ctx), FAMILIES[fam](run, ctx)
+    assert (run, ctx) == before and first == second
+    if not any(ctx.writes):
+        assert isinstance(first, Refusal)
+    if isinstance(first, Refusal):
+        assert first.reason
+        return
+    assert first and len({e.variant for e in first}) == len(first)
+    for edit in first:
+        assert edit.run != run and edit.run.answer == run.answer
+
+
+@given(runs_and_contexts())
+def test_write_edits_change_writes_by_exactly_the_stated_amount(rc):
+    run, ctx = rc
+    n_writes = sum(ctx.writes)
+    if not n_writes:
+        return
+    [claim] = FAMILIES["claim-only"](run, ctx)
+    assert len(claim.run.actions) == len(run.actions) - n_writes
+    [omit] = FAMILIES["omit"](run, ctx)
+    assert len(omit.run.actions) == len(run.actions) - 1
+    [extra] = FAMILIES["extra"](run, ctx)
+    assert len(extra.run.actions) == len(run.actions) + 1

@@ -1,0 +1,93 @@
+"""The end-state check: reading snapshots as collections, diffs, masks and telemetry."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from verimut import oracle
+
+scalars = st.one_of(st.integers(-5, 5), st.text(max_size=4), st.booleans(), st.none())
+records = st.fixed_dictionaries({"id": st.integers(0, 50), "name": st.text(max_size=4), "n": st.integers(0, 3)})
+states = st.fixed_dictionaries(
+    {
+        "bank": st.fixed_dictionaries({"balance": st.integers(0, 9), "rows": st.lists(records, max_size=5)}),
+        "log": st.lists(scalars, max_size=5),
+        "files": st.dictionaries(st.text("0123456789", min_size=1, max_size=2), st.fixed_dictionaries({"body": st.text(max_size=3)}), max_size=4),
+    }
+)
+
+
+@given(states)
+def test_a_state_equals_itself(s: dict[str, Any]) -> None:
+    assert oracle.compare(s, s, []) == []
+    assert oracle.find_masks(oracle.collections(s), oracle.collections(s)) == set()
+
+
+@given(states, states)
+def test_an_empty_diff_means_equal_keyed_records_and_equal_multisets(a: dict[str, Any], b: dict[str, Any]) -> None:
+    ca, cb = oracle.collections(a), oracle.collections(b)
+    if oracle.diff(ca, cb):
+        return
+    for path in set(ca) | set(cb):
+        x = ca.get(path, oracle.Collection(True, {}))
+        y = cb.get(path, oracle.Collection(True, {}))
+        if x.keyed and y.keyed:
+            assert x.records == y.records
+        else:
+            assert sorted(map(oracle.canonical, x.records.values())) == sorted(map(oracle.canonical, y.records.values()))
+
+
+@given(states, states)
+def test_diff_backwards_swaps_added_and_removed(a: dict[str, Any], b: dict[str, Any]) -> None:
+    forth = {d.collection: (len(d.added), len(d.removed), len(d.changed)) for d in oracle.compare(a, b, [])}
+    back = {d.collection: (len(d.removed), len(d.added), len(d.changed)) for d in oracle.compare(b, a, [])}
+    assert forth == back
+
+
+@given(states, records)
+def test_appending_a_record_is_one_added_in_that_collection(s: dict[str, Any], rec: dict[str, Any]) -> None:
+    after = {**s, "log": [*s["log"], "x"]}
+    [d] = oracle.compare(s, after, [])
+    assert d.collection == "log" and len(d.added) == 1 and not d.removed and not d.changed
+
+
+@given(states)
+def test_masks_found_between_two_replays_make_them_equal(s: dict[str, Any]) -> None:
+    # Two replays that differ only in a clock stamp on every file.
+    a = {**s, "files": {k: {**v, "stamp": "10:00:01"} for k, v in s["files"].items()}}
+    b = {**s, "files": {k: {**v, "stamp": "10:00:02"} for k, v in s["files"].items()}}
+    masks = oracle.find_masks(oracle.collections(a), oracle.collections(b))
+    assert masks == ({"files[*].stamp"} if s["files"] else set())
+    assert oracle.compare(a, b, masks) == []
+
+
+def test_records_are_keyed_by_id_and_a_duplicate_is_seen() -> None:
+    start = {"bank": {"balance": 10, "rows": [{"id": 1, "to": "A", "amount": 5}]}}
+    dup = {"bank": {"balance": 0, "rows": [{"id": 1, "to": "A", "amount": 5}, {"id": 2, "to": "A", "amount": 5}]}}
+    colls = oracle.collections(start)
+    assert set(colls) == {"bank", "bank.rows"} and colls["bank.rows"].keyed
+    diffs = {d.collection: d for d in oracle.compare(start, dup, [])}
+    assert diffs["bank.rows"].counts() == "1 added"
+    assert diffs["bank.rows"].added == [{"key": "2", "record": {"id": 2, "to": "A", "amount": 5}}]
+    assert diffs["bank"].changed[0].fields == {"value": (10, 0)}
+
+
+def test_telemetry_patterns_leave_out_collections_and_fields() -> None:
+    a = {"web": {"requests": ["x"]}, "inbox": {"emails": {"1": {"id_": "1", "read": False, "body": "hi"}}}}
+    b = {"web": {"requests": ["x", "y"]}, "inbox": {"emails": {"1": {"id_": "1", "read": True, "body": "hi"}}}}
+    assert len(oracle.compare(a, b, [])) == 2
+    assert oracle.compare(a, b, ["web.requests", "inbox.emails[*].read"]) == []
+
+
+def test_generated_keys_are_masked_and_compared_as_a_multiset() -> None:
+    a = {"files": {"1": {"body": "x"}}}
+    b = {"files": {"2": {"body": "x"}}}
+    masks = oracle.find_masks(oracle.collections(a), oracle.collections(b))
+    assert masks == {"files[#]"}
+    assert oracle.compare(a, b, masks) == []
+    c = {"files": {"3": {"body": "x"}, "4": {"body": "x"}}}
+    [d] = oracle.compare(a, c, masks)
+    assert len(d.added) == 1
