@@ -64,10 +64,19 @@ DEFAULT_JSON = Path(__file__).resolve().parent / "out" / "latest.json"
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--suite", action="append", choices=SUITES, help="an AgentDojo suite (repeatable; default: all four)")
-    p.add_argument("--repeat", type=int, default=1, metavar="N", help="measure N times, alternating the order; report medians")
-    p.add_argument("--json", type=Path, default=DEFAULT_JSON, metavar="PATH", help=f"where to write every figure (default {DEFAULT_JSON})")
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n", 1)[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument(
+        "--suite", action="append", choices=SUITES, help="an AgentDojo suite (repeatable; default: all four)"
+    )
+    p.add_argument(
+        "--repeat", type=int, default=1, metavar="N", help="measure N times, alternating the order; report medians"
+    )
+    p.add_argument(
+        "--json", type=Path, default=DEFAULT_JSON, metavar="PATH",
+        help=f"where to write every figure (default {DEFAULT_JSON})",
+    )
     args = p.parse_args(argv)
     if args.repeat < 1:
         p.error("--repeat must be at least 1")

@@ -1,0 +1,25 @@
+"""The whole default audit, as the README's first command runs it (slow: scripts/test-slow.sh)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import verimut
+
+
+@pytest.mark.slow
+def test_the_default_agentdojo_audit_end_to_end(tmp_path):
+    out = tmp_path / "full"
+    result = verimut("audit", "agentdojo", "--out", str(out), "--quiet", timeout=1800)
+    assert result.returncode == 1, result.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["version"] == "v1.2" and summary["scored"] == summary["cells"]
+    assert summary["counts"]["control"] == {"control_pass": 97}
+    assert summary["control_failures"] == []
+    assert summary["false_accepts"]
+    for fa in summary["false_accepts"]:
+        assert fa["differs_from_reference"], fa["cell_id"]
+    suites = {fa["task"].split("/")[0] for fa in summary["false_accepts"]}
+    assert {"banking", "slack", "workspace"} <= suites
