@@ -74,7 +74,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--repeat", type=int, default=1, metavar="N", help="measure N times, alternating the order; report medians"
     )
     p.add_argument(
-        "--json", type=Path, default=DEFAULT_JSON, metavar="PATH",
+        "--json",
+        type=Path,
+        default=DEFAULT_JSON,
+        metavar="PATH",
         help=f"where to write every figure (default {DEFAULT_JSON})",
     )
     args = p.parse_args(argv)
@@ -107,15 +110,19 @@ def measure_phased(bench: Any, suites: Sequence[str]) -> tuple[dict[str, Any], M
         t2 = time.perf_counter()
         s = summary_mod.write(m, rows, out)
         t3 = time.perf_counter()
-    return {
-        "build_s": t1 - t0,
-        "score_s": t2 - t1,
-        "summary_s": t3 - t2,
-        "total_s": t3 - t0,
-        # Sum of the scorer's own per-cell timings (Scorer.score); score_s minus this is the
-        # ledger (one fsync per cell) and the control-first bookkeeping around it.
-        "scorer_sum_s": sum(r.seconds for r in rows.values()),
-    }, m, s
+    return (
+        {
+            "build_s": t1 - t0,
+            "score_s": t2 - t1,
+            "summary_s": t3 - t2,
+            "total_s": t3 - t0,
+            # Sum of the scorer's own per-cell timings (Scorer.score); score_s minus this is the
+            # ledger (one fsync per cell) and the control-first bookkeeping around it.
+            "scorer_sum_s": sum(r.seconds for r in rows.values()),
+        },
+        m,
+        s,
+    )
 
 
 def measure_bare(bench: Any, cells: Sequence[Any], snapshots: bool) -> dict[str, Any]:

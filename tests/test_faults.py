@@ -111,7 +111,13 @@ def test_registering_a_family_is_one_decorated_function():
 # --- rules for every run -------------------------------------------------------------------
 
 names = st.sampled_from(["get_a", "send", "update", "read_b", "create"])
-actions = st.builds(Action, names, st.dictionaries(st.sampled_from(["to", "n", "body"]), st.one_of(st.integers(0, 9), st.text("xyz", max_size=3)), max_size=3))
+actions = st.builds(
+    Action,
+    names,
+    st.dictionaries(
+        st.sampled_from(["to", "n", "body"]), st.one_of(st.integers(0, 9), st.text("xyz", max_size=3)), max_size=3
+    ),
+)
 
 
 @st.composite

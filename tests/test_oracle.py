@@ -15,7 +15,11 @@ states = st.fixed_dictionaries(
     {
         "bank": st.fixed_dictionaries({"balance": st.integers(0, 9), "rows": st.lists(records, max_size=5)}),
         "log": st.lists(scalars, max_size=5),
-        "files": st.dictionaries(st.text("0123456789", min_size=1, max_size=2), st.fixed_dictionaries({"body": st.text(max_size=3)}), max_size=4),
+        "files": st.dictionaries(
+            st.text("0123456789", min_size=1, max_size=2),
+            st.fixed_dictionaries({"body": st.text(max_size=3)}),
+            max_size=4,
+        ),
     }
 )
 
@@ -37,7 +41,9 @@ def test_an_empty_diff_means_equal_keyed_records_and_equal_multisets(a: dict[str
         if x.keyed and y.keyed:
             assert x.records == y.records
         else:
-            assert sorted(map(oracle.canonical, x.records.values())) == sorted(map(oracle.canonical, y.records.values()))
+            assert sorted(map(oracle.canonical, x.records.values())) == sorted(
+                map(oracle.canonical, y.records.values())
+            )
 
 
 @given(states, states)

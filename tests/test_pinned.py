@@ -8,7 +8,10 @@ START = {
     "bank": {
         "iban": "DE00",
         "transactions": [{"id": 1, "recipient": "GB11", "amount": 10.0}, {"id": 2, "recipient": "FR22", "amount": 5.0}],
-        "scheduled": [{"id": 7, "recipient": "US33", "date": "2022-04-01"}, {"id": 8, "recipient": "US44", "date": "2022-05-01"}],
+        "scheduled": [
+            {"id": 7, "recipient": "US33", "date": "2022-04-01"},
+            {"id": 8, "recipient": "US44", "date": "2022-05-01"},
+        ],
     }
 }
 

@@ -43,7 +43,10 @@ def test_a_factory_is_called_with_the_version(tmp_path):
     env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     run = subprocess.run(
         [sys.executable, "-m", "verimut.cli", "audit", "mybench:make", "--version", "2", "-o", "out", "-q"],
-        cwd=tmp_path, capture_output=True, text=True, env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=env,
     )
     assert run.returncode == 1, run.stderr
     assert json.loads((tmp_path / "out" / "summary.json").read_text())["version"] == "2"

@@ -34,7 +34,9 @@ def select_tasks(all_tasks: Sequence[str], suites: Sequence[str] = (), tasks: Se
         known = sorted({t.split("/", 1)[0] for t in all_tasks if "/" in t})
         for s in suites:
             if s not in known:
-                raise AuditError(f"unknown suite {s!r} (known: {', '.join(known) or 'none: this benchmark has no suites'})")
+                raise AuditError(
+                    f"unknown suite {s!r} (known: {', '.join(known) or 'none: this benchmark has no suites'})"
+                )
         chosen = [t for t in chosen if t.split("/", 1)[0] in suites]
     if tasks:
         for t in tasks:
@@ -57,7 +59,9 @@ def check_out_dir(out: Path) -> None:
     if out.exists() and not out.is_dir():
         raise AuditError(f"--out {out} is a file, not a directory")
     if out.is_dir() and any(out.iterdir()) and not (out / manifest_mod.MANIFEST).exists():
-        raise AuditError(f"{out} is not a verimut output (no {manifest_mod.MANIFEST}) and is not empty; choose another --out")
+        raise AuditError(
+            f"{out} is not a verimut output (no {manifest_mod.MANIFEST}) and is not empty; choose another --out"
+        )
 
 
 class _Rate(ProgressColumn):
@@ -89,9 +93,10 @@ def _differences(stored: Manifest, fresh: Manifest) -> str:
     return ", ".join(named) or "content"
 
 
-def prepare(bench: Benchmark, out: Path, tasks: Sequence[str], families: Sequence[str], tick: Callable[[str], None]) -> Manifest:
-    """Build the manifest; write it, or check it against the one already in `out`."""
-    check_out_dir(out)
+def prepare(
+    bench: Benchmark, out: Path, tasks: Sequence[str], families: Sequence[str], tick: Callable[[str], None]
+) -> Manifest:
+    """Build the manifest; write it, or check it against the one already in `out` (checked by the caller)."""
     fresh = manifest_mod.build(bench, tasks, families, tick)
     if (out / manifest_mod.MANIFEST).exists():
         stored = manifest_mod.read(out)

@@ -43,18 +43,26 @@ def _finish(s: summary_mod.Summary, directory: Path) -> None:
     out.print(f"confirmed false accepts: {fa or 'none found'}; " + s.note)
     if s.control_failures:
         out.print(f"[bold red]{len(s.control_failures)} control(s) failed[/]: see the report")
-    out.print(f"report: {directory / 'summary.md'}  (machine-readable: {directory / 'summary.json'}, ledger: {directory / ledger_mod.LEDGER})")
+    out.print(
+        f"report: {directory / 'summary.md'}  (machine-readable: {directory / 'summary.json'}, ledger: {directory / ledger_mod.LEDGER})"
+    )
     raise typer.Exit(s.exit_code)
 
 
 @app.command()
 def audit(
     benchmark: Annotated[str, typer.Argument(help="A built-in benchmark (agentdojo) or module:object.")],
-    version: Annotated[Optional[str], typer.Option("--version", "-v", help="Benchmark version (agentdojo: v1.2).")] = None,
+    version: Annotated[
+        Optional[str], typer.Option("--version", "-v", help="Benchmark version (agentdojo: v1.2).")
+    ] = None,
     suite: Annotated[Optional[list[str]], typer.Option("--suite", "-s", help="Only these suites (repeatable).")] = None,
     task: Annotated[Optional[list[str]], typer.Option("--task", "-t", help="Only these task ids (repeatable).")] = None,
-    family: Annotated[Optional[list[str]], typer.Option("--family", "-f", help="Only these fault families (repeatable).")] = None,
-    out_dir: Annotated[Optional[Path], typer.Option("--out", "-o", help="Output directory; running again resumes.")] = None,
+    family: Annotated[
+        Optional[list[str]], typer.Option("--family", "-f", help="Only these fault families (repeatable).")
+    ] = None,
+    out_dir: Annotated[
+        Optional[Path], typer.Option("--out", "-o", help="Output directory; running again resumes.")
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """Audit a benchmark's verifiers with the fault grammar; resume if --out holds a run."""

@@ -126,7 +126,9 @@ def build(
                 cells.append(Cell(cell_id(task, fam, "-"), task, fam, "-", None, result.reason))
                 continue
             for edit in result:
-                cells.append(Cell(cell_id(task, fam, edit.variant), task, fam, edit.variant, edit.run, edit.note, edit.detail))
+                cells.append(
+                    Cell(cell_id(task, fam, edit.variant), task, fam, edit.variant, edit.run, edit.note, edit.detail)
+                )
         tick(task)
 
     m = Manifest(
@@ -147,11 +149,16 @@ def write(m: Manifest, out: Path) -> None:
     """Write atomically: a reader sees the old file or the whole new one, never a part."""
     out.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=out, prefix=".manifest-", suffix=".tmp")
-    with os.fdopen(fd, "wb") as f:
-        f.write(msgspec.json.format(msgspec.json.encode(m, order="sorted")))
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, out / MANIFEST)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(msgspec.json.format(msgspec.json.encode(m, order="sorted")))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, out / MANIFEST)
+    except BaseException:
+        # A half-written temp file would make the directory look like a stranger's next time.
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def read(out: Path) -> Manifest:

@@ -180,9 +180,7 @@ def find_masks(a: Mapping[str, Collection], b: Mapping[str, Collection]) -> set[
             if ra == rb:
                 continue
             if isinstance(ra, dict) and isinstance(rb, dict):
-                masks.update(
-                    f"{path}[*].{f}" for f in set(ra) | set(rb) if ra.get(f, ...) != rb.get(f, ...)
-                )
+                masks.update(f"{path}[*].{f}" for f in set(ra) | set(rb) if ra.get(f, ...) != rb.get(f, ...))
             elif ca.keyed and key in cb.records:
                 masks.add(f"{path}[{key}]")
             else:

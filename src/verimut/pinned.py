@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime
 import re
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import msgspec
@@ -147,9 +147,5 @@ def alternative(value: Any, arg: str, index: ValueIndex) -> Any | None:
         return (datetime.date.fromisoformat(value) + datetime.timedelta(days=1)).isoformat()
     if isinstance(value, str) and _DATETIME.match(value):
         moved = datetime.datetime.fromisoformat(value) + datetime.timedelta(hours=1)
-        return moved.strftime("%Y-%m-%d %H:%M" if len(value) == 16 else "%Y-%m-%d %H:%M:%S").replace(
-            " ", value[10]
-        )
+        return moved.strftime("%Y-%m-%d %H:%M" if len(value) == 16 else "%Y-%m-%d %H:%M:%S").replace(" ", value[10])
     return None
-
-

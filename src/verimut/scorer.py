@@ -35,7 +35,9 @@ class Scorer:
             self._reference_end[task] = replay(self.bench, task, self.manifest.tasks[task].reference).end
         return self._reference_end[task]
 
-    def _row(self, cell: Cell, outcome: Outcome, verdict: bool | None, evidence: dict[str, Any], **kw: Any) -> CellResult:
+    def _row(
+        self, cell: Cell, outcome: Outcome, verdict: bool | None, evidence: dict[str, Any], **kw: Any
+    ) -> CellResult:
         return CellResult(
             cell_id=cell.cell_id,
             benchmark=self.manifest.benchmark,
@@ -49,7 +51,9 @@ class Scorer:
         )
 
     def unscorable(self, cell: Cell, control_outcome: str) -> CellResult:
-        reason = f"unscorable: the task's control ended {control_outcome}, so there is no correct end state to compare with"
+        reason = (
+            f"unscorable: the task's control ended {control_outcome}, so there is no correct end state to compare with"
+        )
         return self._row(cell, Outcome.REFUSED, None, {}, reason=reason, unscorable=True)
 
     def score(self, cell: Cell) -> CellResult:
@@ -73,6 +77,8 @@ class Scorer:
             "differs_from_reference": _evidence_of(vs_reference),
             "changed_from_start": {d.collection: d.counts() for d in vs_start},
         }
+        if done.failed_at is not None:  # a control whose own action raised: say so beside its verdict
+            evidence["error"] = error
         try:
             verdict = self.bench.verify(done.episode, cell.run)
         except Exception as e:  # the verifier is the benchmark's code: any exception is its error

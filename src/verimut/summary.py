@@ -16,7 +16,7 @@ import msgspec
 from verimut.classify import Outcome
 from verimut.faults import CONTROL
 from verimut.ledger import CellResult
-from verimut.manifest import Manifest
+from verimut.manifest import Cell, Manifest
 
 OUTCOMES = [o.value for o in Outcome]
 LOWER_BOUND = (
@@ -51,8 +51,7 @@ class Summary(msgspec.Struct):
         return sum(c.get(outcome, 0) for c in self.counts.values())
 
 
-def _finding(m: Manifest, row: CellResult) -> dict[str, Any]:
-    cell = next(c for c in m.cells if c.cell_id == row.cell_id)
+def _finding(cell: Cell, row: CellResult) -> dict[str, Any]:
     return {
         "cell_id": row.cell_id,
         "task": row.task,
@@ -71,7 +70,7 @@ def build(m: Manifest, rows: Mapping[str, CellResult]) -> Summary:
         counts.setdefault(cell.family, Counter())
     for row in rows.values():
         counts[row.family][row.outcome] += 1
-    ordered = [rows[c.cell_id] for c in m.cells if c.cell_id in rows]
+    ordered = [(c, rows[c.cell_id]) for c in m.cells if c.cell_id in rows]
     census = [e for f in m.tasks.values() for e in f.census]
     return Summary(
         benchmark=m.benchmark,
@@ -81,11 +80,11 @@ def build(m: Manifest, rows: Mapping[str, CellResult]) -> Summary:
         cells=len(m.cells),
         scored=len(rows),
         counts={fam: {o: c[o] for o in OUTCOMES if c[o]} for fam, c in counts.items()},
-        false_accepts=[_finding(m, r) for r in ordered if r.outcome == Outcome.FALSE_ACCEPT.value],
-        false_rejects=[_finding(m, r) for r in ordered if r.outcome == Outcome.FALSE_REJECT.value],
+        false_accepts=[_finding(c, r) for c, r in ordered if r.outcome == Outcome.FALSE_ACCEPT.value],
+        false_rejects=[_finding(c, r) for c, r in ordered if r.outcome == Outcome.FALSE_REJECT.value],
         control_failures=[
             {"cell_id": r.cell_id, "outcome": r.outcome, "reason": r.reason}
-            for r in ordered
+            for _, r in ordered
             if r.family == CONTROL and r.outcome != Outcome.CONTROL_PASS.value
         ],
         masked=m.masks,

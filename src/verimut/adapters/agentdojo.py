@@ -47,11 +47,7 @@ class Episode:
 def _plain(obj: Any) -> Any:
     """Plain JSON data of an environment, without `initial_*` aliases or computed fields."""
     if isinstance(obj, BaseModel):
-        return {
-            name: _plain(getattr(obj, name))
-            for name in type(obj).model_fields
-            if not name.startswith("initial_")
-        }
+        return {name: _plain(getattr(obj, name)) for name in type(obj).model_fields if not name.startswith("initial_")}
     if isinstance(obj, dict):
         return {str(k): _plain(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple, set, frozenset)):
@@ -88,7 +84,7 @@ class AgentDojo:
         }
 
     def tasks(self) -> Sequence[str]:
-        ids = []
+        ids: list[str] = []
         for name, suite in self._suites.items():
             numbered = sorted(suite.user_tasks, key=lambda t: int(re.sub(r"\D", "", t) or 0))
             ids.extend(f"{name}/{t}" for t in numbered)
@@ -155,6 +151,7 @@ class AgentDojo:
             source = inspect.getsource(getattr(cls, own))
         except (OSError, TypeError):
             return None
+
         def read_by_source(path: str) -> bool:
             # A dynamic key (a user name) is not in the source; a field on the way to it is.
             segments = path.split(".")
@@ -165,8 +162,12 @@ class AgentDojo:
         frame = "DeepDiff" in source or "check_new_" in source
         parts = []
         if seen:
-            how = "runs a diff-based frame check that lets this change through" if frame else (
-                "looks up the records it expects and checks some of their values, not how many there are or the fields that differ"
+            how = (
+                "runs a diff-based frame check that lets this change through"
+                if frame
+                else (
+                    "looks up the records it expects and checks some of their values, not how many there are or the fields that differ"
+                )
             )
             parts.append(f"reads {', '.join(seen)} but {how}")
         if unseen:
