@@ -67,7 +67,8 @@ def check_out_dir(out: Path) -> None:
 class _Rate(ProgressColumn):
     def render(self, task: Task) -> Text:
         speed = task.finished_speed or task.speed
-        return Text(f"{speed:.1f} cells/s" if speed else "", style="cyan")
+        unit = task.fields.get("unit", "cells")
+        return Text(f"{speed:.1f} {unit}/s" if speed else "", style="cyan")
 
 
 def _progress(console: Console, quiet: bool) -> Any:
@@ -170,7 +171,7 @@ def audit(
     fams = select_families(families)
     check_out_dir(out)
     with _progress(console, quiet) as progress:
-        bar = progress.add_task("building manifest", total=2 * len(chosen)) if progress else None
+        bar = progress.add_task("building manifest", total=2 * len(chosen), unit="task steps") if progress else None
         m = prepare(bench, out, chosen, fams, lambda _: progress.advance(bar) if progress else None)
         rows = score_all(bench, m, out, executor or InProcess(), progress)
     return summary_mod.write(m, rows, out)

@@ -15,6 +15,7 @@ from rich.table import Table
 
 from verimut import adapters
 from verimut import audit as audit_mod
+from verimut import executor as executor_mod
 from verimut import ledger as ledger_mod
 from verimut import manifest as manifest_mod
 from verimut import summary as summary_mod
@@ -64,12 +65,23 @@ def audit(
         Optional[Path], typer.Option("--out", "-o", help="Output directory; running again resumes.")
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    executor: Annotated[str, typer.Option(help="pool (worker processes) or inprocess.")] = "pool",
+    workers: Annotated[Optional[int], typer.Option(help="Worker processes for the pool (default: all cores).")] = None,
+    timeout: Annotated[float, typer.Option(help="Seconds before a cell is cut and recorded as error (pool).")] = 300.0,
 ) -> None:
     """Audit a benchmark's verifiers with the fault grammar; resume if --out holds a run."""
+    runner = executor_mod.make(executor, workers, timeout)
     bench = adapters.load(benchmark, version)
     directory = out_dir or Path("verimut-out") / f"{bench.name}-{bench.version}"
     s = audit_mod.audit(
-        bench, directory, suites=suite or (), tasks=task or (), families=family or (), console=err, quiet=quiet
+        bench,
+        directory,
+        suites=suite or (),
+        tasks=task or (),
+        families=family or (),
+        executor=runner,
+        console=err,
+        quiet=quiet,
     )
     _finish(s, directory)
 

@@ -56,6 +56,10 @@ class Scorer:
         )
         return self._row(cell, Outcome.REFUSED, None, {}, reason=reason, unscorable=True)
 
+    def failed(self, cell: Cell, reason: str) -> CellResult:
+        """A cell the executor could not finish (timed out, its worker died): an error, recorded."""
+        return self._row(cell, Outcome.ERROR, None, {"executor": reason}, reason=reason)
+
     def score(self, cell: Cell) -> CellResult:
         began = time.perf_counter()
         row = self._score(cell)

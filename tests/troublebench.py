@@ -1,0 +1,47 @@
+"""A test benchmark whose cells misbehave inside pool workers: one hangs, one kills its process.
+
+It misbehaves only in a worker process (multiprocessing.parent_process() is set there), so
+that building the manifest, which replays references in the main process, still works.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import time
+
+from examples.todo_bench import TodoBench
+from verimut.run import Action, Run, Step
+
+
+class TroubleBench(TodoBench):
+    name = "trouble"
+
+    def tasks(self):
+        return ["t/ok", "t/hang", "t/die"]
+
+    def instruction(self, task):
+        return "Add 'x' to my list."
+
+    def reset(self, task):
+        return {"task": task, "items": []}
+
+    def reference(self, task, episode):
+        return Run((Action("add_item", {"text": "x"}),), "Done.")
+
+    def execute(self, episode, action):
+        if multiprocessing.parent_process() is not None:
+            if episode["task"] == "t/hang":
+                time.sleep(3600)
+            if episode["task"] == "t/die":
+                os._exit(3)
+        episode["items"].append(action.args["text"])
+        return Step("ok")
+
+    def verify(self, episode, run):
+        from verimut.benchmark import Verdict
+
+        return Verdict("x" in episode["items"], "x present")
+
+
+benchmark = TroubleBench()
