@@ -103,3 +103,10 @@ def test_unknown_version_and_task_are_refused():
         AgentDojo("v0.9")
     with pytest.raises(AuditError, match="unknown AgentDojo task"):
         AgentDojo().reset("banking/user_task_999")
+
+
+def test_why_missed_names_what_the_verifier_reads(agentdojo):
+    # UserTask8 diffs the whole environment but only asks that the addresses were added somewhere.
+    assert "diff-based frame check" in agentdojo.explain("workspace/user_task_8", ["calendar.events"])
+    assert "not how many" in agentdojo.explain("banking/user_task_0", ["bank_account.transactions"])
+    assert "never reads slack.user_inbox.Eve" in agentdojo.explain("slack/user_task_20", ["slack.user_inbox.Eve"])

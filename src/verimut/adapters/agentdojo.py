@@ -157,9 +157,10 @@ class AgentDojo:
             segments = path.split(".")
             return any(seg in source for seg in segments[1:] or segments)
 
-        seen = [c for c in collections if read_by_source(c)]
-        unseen = [c for c in collections if c not in seen]
         frame = "DeepDiff" in source or "check_new_" in source
+        # A diff of the whole environment reads every collection, named or not.
+        seen = [c for c in collections if frame or read_by_source(c)]
+        unseen = [c for c in collections if c not in seen]
         parts = []
         if seen:
             how = (
