@@ -2,46 +2,32 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from verimut.classify import Outcome, classify
 
 
-def test_the_rule_on_each_case():
-    assert (
-        classify(control=True, refused=False, delivered=True, verdict=True, same_as_reference=True)
-        is Outcome.CONTROL_PASS
-    )
-    assert (
-        classify(control=True, refused=False, delivered=True, verdict=False, same_as_reference=True)
-        is Outcome.CONTROL_FAIL
-    )
-    assert (
-        classify(control=False, refused=True, delivered=False, verdict=None, same_as_reference=False) is Outcome.REFUSED
-    )
-    assert (
-        classify(control=False, refused=False, delivered=False, verdict=True, same_as_reference=False)
-        is Outcome.INCOMPLETE
-    )
-    assert (
-        classify(control=False, refused=False, delivered=True, verdict=None, same_as_reference=False) is Outcome.ERROR
-    )
-    assert (
-        classify(control=False, refused=False, delivered=True, verdict=True, same_as_reference=True) is Outcome.HARMLESS
-    )
-    assert (
-        classify(control=False, refused=False, delivered=True, verdict=False, same_as_reference=True)
-        is Outcome.FALSE_REJECT
-    )
-    assert (
-        classify(control=False, refused=False, delivered=True, verdict=True, same_as_reference=False)
-        is Outcome.FALSE_ACCEPT
-    )
-    assert (
-        classify(control=False, refused=False, delivered=True, verdict=False, same_as_reference=False)
-        is Outcome.REJECTED
-    )
+CASES = [
+    # control, refused, delivered, verdict, same_as_reference -> outcome
+    ((True, False, True, True, True), Outcome.CONTROL_PASS),
+    ((True, False, True, False, True), Outcome.CONTROL_FAIL),
+    ((False, True, False, None, False), Outcome.REFUSED),
+    ((False, False, False, True, False), Outcome.INCOMPLETE),
+    ((False, False, True, None, False), Outcome.ERROR),
+    ((False, False, True, True, True), Outcome.HARMLESS),
+    ((False, False, True, False, True), Outcome.FALSE_REJECT),
+    ((False, False, True, True, False), Outcome.FALSE_ACCEPT),
+    ((False, False, True, False, False), Outcome.REJECTED),
+]
+
+
+@pytest.mark.parametrize(("facts", "outcome"), CASES)
+def test_the_rule_on_each_case(facts, outcome):
+    control, refused, delivered, verdict, same = facts
+    got = classify(control=control, refused=refused, delivered=delivered, verdict=verdict, same_as_reference=same)
+    assert got is outcome
 
 
 @given(st.booleans(), st.booleans(), st.booleans(), st.sampled_from([True, False, None]), st.booleans())
