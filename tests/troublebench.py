@@ -1,12 +1,11 @@
-"""A test benchmark whose cells misbehave inside pool workers: one hangs, one kills its process.
+"""A test benchmark whose cells misbehave inside workers: one hangs, one kills its process.
 
-It misbehaves only in a worker process (multiprocessing.parent_process() is set there), so
-that building the manifest, which replays references in the main process, still works.
+It misbehaves only in a worker process (executors set VERIMUT_WORKER there), so that
+building the manifest, which replays references in the main process, still works.
 """
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import time
 
@@ -30,7 +29,7 @@ class TroubleBench(TodoBench):
         return Run((Action("add_item", {"text": "x"}),), "Done.")
 
     def execute(self, episode, action):
-        if multiprocessing.parent_process() is not None:
+        if os.environ.get("VERIMUT_WORKER"):
             if episode["task"] == "t/hang":
                 time.sleep(3600)
             if episode["task"] == "t/die":

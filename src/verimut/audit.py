@@ -17,6 +17,7 @@ from rich.text import Text
 
 from verimut import manifest as manifest_mod
 from verimut import summary as summary_mod
+from verimut import swap as swap_mod
 from verimut.benchmark import Benchmark
 from verimut.classify import Outcome
 from verimut.errors import AuditError
@@ -95,10 +96,15 @@ def _differences(stored: Manifest, fresh: Manifest) -> str:
 
 
 def prepare(
-    bench: Benchmark, out: Path, tasks: Sequence[str], families: Sequence[str], tick: Callable[[str], None]
+    bench: Benchmark,
+    out: Path,
+    tasks: Sequence[str],
+    families: Sequence[str],
+    tick: Callable[[str], None],
+    arm: str = "fault",
 ) -> Manifest:
     """Build the manifest; write it, or check it against the one already in `out` (checked by the caller)."""
-    fresh = manifest_mod.build(bench, tasks, families, tick)
+    fresh = manifest_mod.build(bench, tasks, families, tick, arm)
     if (out / manifest_mod.MANIFEST).exists():
         stored = manifest_mod.read(out)
         if stored.content_hash != fresh.content_hash:
@@ -109,6 +115,14 @@ def prepare(
         return stored
     manifest_mod.write(fresh, out)
     return fresh
+
+
+def groups(cells: Iterable[Cell]) -> list[list[Cell]]:
+    """Cells that share a replay, in manifest order: a task's fault cells, or a swap column."""
+    by_run: dict[str, list[Cell]] = {}
+    for c in cells:
+        by_run.setdefault(c.run_task, []).append(c)
+    return list(by_run.values())
 
 
 def score_all(
@@ -137,22 +151,76 @@ def score_all(
 
     try:
         controls = [c for c in m.cells if c.is_control and c.cell_id not in rows]
-        record(executor.run(scorer, controls))
+        record(executor.run(scorer, groups(controls)))
         control_of = {r.task: r.outcome for r in rows.values() if r.family == "control"}
         todo: list[Cell] = []
         blocked: list[CellResult] = []
         for c in m.cells:
             if c.is_control or c.cell_id in rows:
                 continue
-            if control_of.get(c.task) != Outcome.CONTROL_PASS.value:
-                blocked.append(scorer.unscorable(c, control_of.get(c.task, "unscored")))
+            # A cell needs a correct run to start from and a verifier that passes its own task's.
+            failed = [t for t in dict.fromkeys((c.task, c.run_task)) if control_of.get(t) != Outcome.CONTROL_PASS.value]
+            if failed:
+                blocked.append(scorer.unscorable(c, control_of.get(failed[0], "unscored"), failed[0]))
             else:
                 todo.append(c)
         record(blocked)
-        record(executor.run(scorer, todo))
+        record(executor.run(scorer, groups(todo)))
     finally:
         ledger.close()
     return rows
+
+
+def summarize(m: Manifest, rows: dict[str, CellResult], out: Path) -> summary_mod.Summary | swap_mod.Census:
+    """Write summary.md/json for the manifest's arm."""
+    if m.arm == swap_mod.SWAP:
+        return swap_mod.write(m, rows, out)
+    return summary_mod.write(m, rows, out)
+
+
+def _run(
+    bench: Benchmark,
+    out: Path,
+    arm: str,
+    tasks: Sequence[str],
+    families: Sequence[str],
+    executor: Executor | None,
+    console: Console | None,
+    quiet: bool,
+) -> summary_mod.Summary | swap_mod.Census:
+    console = console or Console(stderr=True)
+    check_out_dir(out)
+    if (out / manifest_mod.MANIFEST).exists():
+        stored = manifest_mod.read(out)
+        if stored.arm != arm:
+            other = "verimut swap" if stored.arm == swap_mod.SWAP else "verimut audit"
+            raise AuditError(f"{out} holds a {other} run ({stored.arm} arm); choose another --out")
+    with _progress(console, quiet) as progress:
+        bar = progress.add_task("building manifest", total=2 * len(tasks), unit="task steps") if progress else None
+        m = prepare(bench, out, tasks, families, lambda _: progress.advance(bar) if progress else None, arm)
+        rows = score_all(bench, m, out, executor or InProcess(), progress)
+    return summarize(m, rows, out)
+
+
+def swap(
+    bench: Benchmark,
+    out: Path,
+    *,
+    suites: Sequence[str] = (),
+    tasks: Sequence[str] = (),
+    executor: Executor | None = None,
+    console: Console | None = None,
+    quiet: bool = False,
+) -> swap_mod.Census:
+    """The intent-swap census of the chosen tasks (pairs are formed within each suite)."""
+    if not callable(getattr(bench, "verify_as", None)):
+        raise AuditError(
+            f"{bench.name} cannot run the intent-swap census: its adapter has no verify_as(task, episode, run)"
+        )
+    chosen = select_tasks(bench.tasks(), suites, tasks)
+    result = _run(bench, out, swap_mod.SWAP, chosen, (), executor, console, quiet)
+    assert isinstance(result, swap_mod.Census)
+    return result
 
 
 def audit(
@@ -166,12 +234,8 @@ def audit(
     console: Console | None = None,
     quiet: bool = False,
 ) -> summary_mod.Summary:
-    console = console or Console(stderr=True)
     chosen = select_tasks(bench.tasks(), suites, tasks)
     fams = select_families(families)
-    check_out_dir(out)
-    with _progress(console, quiet) as progress:
-        bar = progress.add_task("building manifest", total=2 * len(chosen), unit="task steps") if progress else None
-        m = prepare(bench, out, chosen, fams, lambda _: progress.advance(bar) if progress else None)
-        rows = score_all(bench, m, out, executor or InProcess(), progress)
-    return summary_mod.write(m, rows, out)
+    result = _run(bench, out, "fault", chosen, fams, executor, console, quiet)
+    assert isinstance(result, summary_mod.Summary)
+    return result

@@ -72,6 +72,28 @@ class Benchmark(Protocol):
         ...
 
 
+class Forks(Protocol):
+    """Optional: an adapter that can copy a live episode.
+
+    With it, verimut replays a shared prefix once and forks the episode for every run that
+    starts with that prefix (and grades one end state with many verifiers in the swap
+    census). The copy must be independent: executing actions in it, or verifying it, must
+    not change the original. Without it, every run is replayed from `reset`.
+    """
+
+    def fork(self, episode: Any) -> Any: ...
+
+
+class Swaps(Protocol):
+    """Optional, needed by the intent-swap census: grade an episode with another task's verifier.
+
+    `episode` was reset for, and has run, some other task's run; call `task`'s own,
+    unmodified verifier on it, giving it that episode's start and end states.
+    """
+
+    def verify_as(self, task: str, episode: Any, run: Run) -> Verdict: ...
+
+
 class Explains(Protocol):
     """Optional: an adapter that can say in one line why its verifier missed a difference."""
 

@@ -15,6 +15,9 @@ class Outcome(str, Enum):
     FALSE_ACCEPT = "false_accept"
     FALSE_REJECT = "false_reject"
     ERROR = "error"
+    # The intent-swap census: another task's correct run, passed by this task's verifier.
+    ACCEPTED_EFFECT_PRESENT = "accepted_effect_present"
+    ACCEPTED_EFFECT_ABSENT = "accepted_effect_absent"
 
 
 def classify(
@@ -46,3 +49,19 @@ def classify(
     if same_as_reference:
         return Outcome.HARMLESS if verdict else Outcome.FALSE_REJECT
     return Outcome.FALSE_ACCEPT if verdict else Outcome.REJECTED
+
+
+def classify_swap(*, delivered: bool, verdict: bool | None, effect_present: bool) -> Outcome:
+    """The rule for an off-diagonal swap cell (the diagonal is a control, judged by `classify`).
+
+    A run whose delivery raised is incomplete; a verifier that raised is an error; a fail is
+    rejected. A pass is an acceptance, split by the end state: the verifier's own task's
+    requested effect present (not a finding) or absent (a false accept the end state confirms).
+    """
+    if not delivered:
+        return Outcome.INCOMPLETE
+    if verdict is None:
+        return Outcome.ERROR
+    if not verdict:
+        return Outcome.REJECTED
+    return Outcome.ACCEPTED_EFFECT_PRESENT if effect_present else Outcome.ACCEPTED_EFFECT_ABSENT

@@ -1,4 +1,4 @@
-"""The command line: `verimut audit BENCHMARK`, `verimut report DIR`, `verimut families`.
+"""The command line: `verimut audit BENCHMARK`, `verimut swap BENCHMARK`, `verimut report DIR`, `verimut families`.
 
 Exit codes: 0 no confirmed false accept, 1 at least one, 2 could not audit.
 """
@@ -19,6 +19,7 @@ from verimut import executor as executor_mod
 from verimut import ledger as ledger_mod
 from verimut import manifest as manifest_mod
 from verimut import summary as summary_mod
+from verimut import swap as swap_mod
 from verimut.errors import AuditError
 from verimut.faults import FAMILIES
 
@@ -38,10 +39,42 @@ def _table(s: summary_mod.Summary) -> Table:
     return table
 
 
-def _finish(s: summary_mod.Summary, directory: Path) -> None:
-    out.print(_table(s))
-    fa = len(s.false_accepts)
-    out.print(f"confirmed false accepts: {fa or 'none found'}; " + s.note)
+def _swap_table(c: swap_mod.Census) -> Table:
+    table = Table(title=f"{c.benchmark} {c.version}: intent-swap census (valid cells / verifier passes per rung)")
+    table.add_column("suite")
+    table.add_column("row")
+    for col in ("cells", "valid", "passes", "effect present", "effect absent", "other"):
+        table.add_column(col, justify="right", style="bold red" if col == "effect absent" else None)
+    for suite, rows in c.table.items():
+        for key, n in rows.items():
+            if key == "control":
+                ok = n.get("control_pass", 0)
+                table.add_row(suite, "diag (control)", str(n["cells"]), str(n.get("scored", 0)), f"{ok}/{n['cells']}", "", "", "")
+                continue
+            other = sum(v for k, v in n.items() if k not in ("cells", "scored", "valid", "passed", *swap_mod.VALID))
+            table.add_row(
+                suite,
+                f"rung {key}" if key != "read-only" else "read-only",
+                str(n["cells"]),
+                str(n.get("valid", 0)),
+                str(n.get("passed", 0)),
+                str(n.get(swap_mod.ACCEPTED[0], 0)),
+                str(n.get(swap_mod.ACCEPTED[1], 0)),
+                str(other),
+            )
+    return table
+
+
+def _finish(s: summary_mod.Summary | swap_mod.Census, directory: Path) -> None:
+    if isinstance(s, swap_mod.Census):
+        out.print(_swap_table(s))
+        out.print(
+            f"off-diagonal acceptances: {len(s.acceptances) or 'none found'}; with the requested effect absent "
+            f"(confirmed false accepts): {len(s.false_accepts) or 'none found'}. " + s.note
+        )
+    else:
+        out.print(_table(s))
+        out.print(f"confirmed false accepts: {len(s.false_accepts) or 'none found'}; " + s.note)
     if s.control_failures:
         out.print(f"[bold red]{len(s.control_failures)} control(s) failed[/]: see the report")
     out.print(
@@ -50,27 +83,35 @@ def _finish(s: summary_mod.Summary, directory: Path) -> None:
     raise typer.Exit(s.exit_code)
 
 
+_Version = Annotated[Optional[str], typer.Option("--version", "-v", help="Benchmark version (agentdojo: v1.2).")]
+_Suite = Annotated[Optional[list[str]], typer.Option("--suite", "-s", help="Only these suites (repeatable).")]
+_TaskOpt = Annotated[Optional[list[str]], typer.Option("--task", "-t", help="Only these task ids (repeatable).")]
+_Out = Annotated[Optional[Path], typer.Option("--out", "-o", help="Output directory; running again resumes.")]
+_Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
+_Executor = Annotated[str, typer.Option(help="pool (worker processes), inprocess, or ray.")]
+_Workers = Annotated[Optional[int], typer.Option(help="Workers (default: all cores; ray: all cores of this machine).")]
+_Timeout = Annotated[float, typer.Option(help="Seconds before a cell is cut and recorded as error (pool, ray).")]
+_Address = Annotated[Optional[str], typer.Option(help="Ray: the address of a running cluster (default: start one here).")]
+
+
 @app.command()
 def audit(
     benchmark: Annotated[str, typer.Argument(help="A built-in benchmark (agentdojo) or module:object.")],
-    version: Annotated[
-        Optional[str], typer.Option("--version", "-v", help="Benchmark version (agentdojo: v1.2).")
-    ] = None,
-    suite: Annotated[Optional[list[str]], typer.Option("--suite", "-s", help="Only these suites (repeatable).")] = None,
-    task: Annotated[Optional[list[str]], typer.Option("--task", "-t", help="Only these task ids (repeatable).")] = None,
+    version: _Version = None,
+    suite: _Suite = None,
+    task: _TaskOpt = None,
     family: Annotated[
         Optional[list[str]], typer.Option("--family", "-f", help="Only these fault families (repeatable).")
     ] = None,
-    out_dir: Annotated[
-        Optional[Path], typer.Option("--out", "-o", help="Output directory; running again resumes.")
-    ] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
-    executor: Annotated[str, typer.Option(help="pool (worker processes) or inprocess.")] = "pool",
-    workers: Annotated[Optional[int], typer.Option(help="Worker processes for the pool (default: all cores).")] = None,
-    timeout: Annotated[float, typer.Option(help="Seconds before a cell is cut and recorded as error (pool).")] = 300.0,
+    out_dir: _Out = None,
+    quiet: _Quiet = False,
+    executor: _Executor = "pool",
+    workers: _Workers = None,
+    timeout: _Timeout = 300.0,
+    address: _Address = None,
 ) -> None:
     """Audit a benchmark's verifiers with the fault grammar; resume if --out holds a run."""
-    runner = executor_mod.make(executor, workers, timeout)
+    runner = executor_mod.make(executor, workers, timeout, benchmark=benchmark, version=version, address=address)
     bench = adapters.load(benchmark, version)
     directory = out_dir or Path("verimut-out") / f"{bench.name}-{bench.version}"
     s = audit_mod.audit(
@@ -87,11 +128,34 @@ def audit(
 
 
 @app.command()
+def swap(
+    benchmark: Annotated[str, typer.Argument(help="A built-in benchmark (agentdojo) or module:object.")],
+    version: _Version = None,
+    suite: _Suite = None,
+    task: _TaskOpt = None,
+    out_dir: _Out = None,
+    quiet: _Quiet = False,
+    executor: _Executor = "pool",
+    workers: _Workers = None,
+    timeout: _Timeout = 300.0,
+    address: _Address = None,
+) -> None:
+    """The intent-swap census: grade each task's reference run with every other task's verifier (per suite)."""
+    runner = executor_mod.make(executor, workers, timeout, benchmark=benchmark, version=version, address=address)
+    bench = adapters.load(benchmark, version)
+    directory = out_dir or Path("verimut-out") / f"{bench.name}-{bench.version}-swap"
+    c = audit_mod.swap(
+        bench, directory, suites=suite or (), tasks=task or (), executor=runner, console=err, quiet=quiet
+    )
+    _finish(c, directory)
+
+
+@app.command()
 def report(directory: Annotated[Path, typer.Argument(help="An audit's --out directory.")]) -> None:
-    """Rebuild summary.md and summary.json from an audit's manifest and ledger."""
+    """Rebuild summary.md and summary.json from an audit's (or a swap census's) manifest and ledger."""
     m = manifest_mod.read(directory)
     rows = ledger_mod.Ledger(directory).read()
-    _finish(summary_mod.write(m, rows, directory), directory)
+    _finish(audit_mod.summarize(m, rows, directory), directory)
 
 
 @app.command()

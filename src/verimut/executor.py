@@ -1,7 +1,14 @@
 """Executors: how cells get scored. One seam; the pipeline does not care which is used.
 
-The ledger stays with the caller (single writer): an executor only yields results, in
-whatever order cells finish.
+Cells arrive in groups that share a replay (a task's fault cells share its reference run's
+prefixes; a swap column shares one run). An executor gives a whole group to one worker,
+one cell at a time, so the worker's scorer reuses what it replayed, and yields each result
+as it is finished. The ledger stays with the caller (single writer).
+
+A cell that runs past the timeout is cut (its worker killed and replaced) and recorded as
+`error`; a worker that dies is replaced and its cell recorded as `error`; the rest of the
+group goes on in the new worker. Worker processes have VERIMUT_WORKER set in their
+environment (to the executor's name).
 """
 
 from __future__ import annotations
@@ -9,7 +16,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from multiprocessing.connection import Connection, wait
 from typing import Any, Protocol
 
@@ -19,21 +26,47 @@ from verimut.manifest import Cell
 from verimut.scorer import Scorer
 
 DEFAULT_TIMEOUT = 300.0
+WORKER_ENV = "VERIMUT_WORKER"
+
+Group = Sequence[Cell]
 
 
 class Executor(Protocol):
-    def run(self, scorer: Scorer, cells: Iterable[Cell]) -> Iterator[CellResult]: ...
+    def run(self, scorer: Scorer, groups: Iterable[Group]) -> Iterator[CellResult]: ...
 
 
 class InProcess:
     """Score cells one after another in this process (no timeout: a hanging cell hangs the run)."""
 
-    def run(self, scorer: Scorer, cells: Iterable[Cell]) -> Iterator[CellResult]:
-        for cell in cells:
-            yield scorer.score(cell)
+    def run(self, scorer: Scorer, groups: Iterable[Group]) -> Iterator[CellResult]:
+        for group in groups:
+            for cell in group:
+                yield scorer.score(cell)
+
+
+def _check(workers: int | None, timeout: float) -> int:
+    n = (os.cpu_count() or 1) if workers is None else workers
+    if n < 1:
+        raise AuditError(f"--workers must be at least 1, not {n}")
+    if timeout <= 0:
+        raise AuditError(f"--timeout must be positive, not {timeout}")
+    return n
+
+
+class _Slot:
+    """What one worker is doing: the rest of its group, and the cell in flight since `started`."""
+
+    def __init__(self) -> None:
+        self.queue: list[Cell] = []
+        self.cell: Cell | None = None
+        self.started = 0.0
+
+
+# --- a local process pool ----------------------------------------------------------------
 
 
 def _serve(scorer: Scorer, conn: Connection) -> None:
+    os.environ[WORKER_ENV] = "pool"
     while True:
         cell = conn.recv()
         if cell is None:
@@ -41,14 +74,13 @@ def _serve(scorer: Scorer, conn: Connection) -> None:
         conn.send(scorer.score(cell))
 
 
-class _Worker:
+class _Process(_Slot):
     def __init__(self, ctx: Any, scorer: Scorer) -> None:
+        super().__init__()
         self.conn, child = ctx.Pipe()
         self.process = ctx.Process(target=_serve, args=(scorer, child), daemon=True)
         self.process.start()
         child.close()
-        self.cell: Cell | None = None
-        self.started = 0.0
 
     def give(self, cell: Cell) -> None:
         self.cell, self.started = cell, time.monotonic()
@@ -70,75 +102,227 @@ class _Worker:
 
 
 class Pool:
-    """Score cells in worker processes, one cell per worker at a time.
+    """Score cells in forked worker processes (they share the adapter loaded in this process)."""
 
-    A cell that runs past `timeout` seconds is cut (its worker killed and replaced) and
-    recorded as `error`; a worker that dies is replaced and its cell recorded as `error`.
-    Workers are forked, so they share the adapter already loaded in this process.
-    """
+    name = "pool"
 
     def __init__(self, workers: int | None = None, timeout: float = DEFAULT_TIMEOUT) -> None:
-        self.workers = (os.cpu_count() or 1) if workers is None else workers
-        if self.workers < 1:
-            raise AuditError(f"--workers must be at least 1, not {self.workers}")
-        if timeout <= 0:
-            raise AuditError(f"--timeout must be positive, not {timeout}")
+        self.workers = _check(workers, timeout)
         self.timeout = timeout
 
-    def run(self, scorer: Scorer, cells: Iterable[Cell]) -> Iterator[CellResult]:
-        pending = list(cells)
+    def run(self, scorer: Scorer, groups: Iterable[Group]) -> Iterator[CellResult]:
+        pending = [list(g) for g in groups if g]
         pending.reverse()  # pop() from the end keeps manifest order
         if not pending:
             return
         ctx = mp.get_context("fork")
-        pool = [_Worker(ctx, scorer) for _ in range(min(self.workers, len(pending)))]
+        pool = [_Process(ctx, scorer) for _ in range(min(self.workers, len(pending)))]
         try:
             yield from self._drive(ctx, scorer, pool, pending)
         finally:
             for w in pool:
                 w.stop(kill=w.cell is not None)
 
-    def _drive(self, ctx: Any, scorer: Scorer, pool: list[_Worker], pending: list[Cell]) -> Iterator[CellResult]:
+    def _drive(self, ctx: Any, scorer: Scorer, pool: list[_Process], pending: list[list[Cell]]) -> Iterator[CellResult]:
         while True:
             for w in pool:
-                if w.cell is None and pending:
-                    w.give(pending.pop())
+                if w.cell is None:
+                    if not w.queue and pending:
+                        w.queue = pending.pop()
+                    if w.queue:
+                        w.give(w.queue.pop(0))
             busy = [w for w in pool if w.cell is not None]
             if not busy:
                 return
-            now = time.monotonic()
-            wake = max(0.0, min(w.started + self.timeout for w in busy) - now)
+            wake = max(0.0, min(w.started + self.timeout for w in busy) - time.monotonic())
             ready = wait([w.conn for w in busy] + [w.process.sentinel for w in busy], timeout=wake)
-            for i, w in enumerate(pool):
+            for n, w in enumerate(pool):
                 if w.cell is None:
                     continue
                 cell = w.cell
                 if w.conn in ready:
                     try:
-                        result: CellResult = w.conn.recv()
+                        result: CellResult | None = w.conn.recv()
                     except (EOFError, OSError):
-                        result = None  # type: ignore[assignment]
+                        result = None
                     if result is not None:
                         w.cell = None
                         yield result
                         continue
+                reason = None
                 if w.process.sentinel in ready or not w.process.is_alive():
-                    code = w.process.exitcode
-                    w.stop(kill=True)
-                    pool[i] = _Worker(ctx, scorer)
-                    yield scorer.failed(cell, f"the worker scoring this cell died (exit code {code})")
+                    reason = f"the worker scoring this cell died (exit code {w.process.exitcode})"
                 elif time.monotonic() - w.started >= self.timeout:
+                    reason = f"timed out after {self.timeout:g} s"
+                if reason is not None:
                     w.stop(kill=True)
-                    pool[i] = _Worker(ctx, scorer)
-                    yield scorer.failed(cell, f"timed out after {self.timeout:g} s")
+                    pool[n] = _Process(ctx, scorer)
+                    pool[n].queue = w.queue  # the rest of the group goes on in the new worker
+                    yield scorer.failed(cell, reason)
 
 
-EXECUTORS = ("pool", "inprocess")
+# --- Ray ------------------------------------------------------------------------------------
 
 
-def make(name: str, workers: int | None = None, timeout: float = DEFAULT_TIMEOUT) -> Executor:
+class Ray:
+    """Score cells in Ray actors: a local Ray instance started here, or a cluster at `address`.
+
+    Each actor loads the adapter itself (from the benchmark name the command line was given)
+    and decodes the manifest once, so nothing but cells and results crosses the wire.
+    """
+
+    name = "ray"
+
+    def __init__(
+        self,
+        benchmark: str | None,
+        version: str | None,
+        workers: int | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        address: str | None = None,
+    ) -> None:
+        try:
+            import ray  # noqa: F401
+        except ImportError:
+            raise AuditError(
+                "--executor ray needs Ray: install verimut with the 'ray' extra (pip install 'verimut[ray]')"
+            ) from None
+        if benchmark is None:
+            raise AuditError("--executor ray needs the benchmark by name (a built-in name or module:object)")
+        self.benchmark, self.version = benchmark, version
+        self.workers = _check(workers, timeout)
+        self.timeout = timeout
+        self.address = address
+
+    def _start(self) -> bool:
+        """Connect (or start a local instance). True when this call started it, so must stop it."""
+        import ray
+
+        if ray.is_initialized():
+            return False
+        path = os.pathsep.join(p for p in (os.getcwd(), os.environ.get("PYTHONPATH", "")) if p)
+        env = {"env_vars": {WORKER_ENV: "ray", "PYTHONPATH": path}}
+        if self.address:
+            ray.init(address=self.address, runtime_env=env, logging_level="ERROR", log_to_driver=False)
+        else:
+            ray.init(
+                num_cpus=self.workers,
+                runtime_env=env,
+                include_dashboard=False,
+                logging_level="ERROR",
+                log_to_driver=False,
+                object_store_memory=128 * 1024 * 1024,
+            )
+        return True
+
+    def run(self, scorer: Scorer, groups: Iterable[Group]) -> Iterator[CellResult]:
+        import ray
+
+        pending = [list(g) for g in groups if g]
+        pending.reverse()
+        if not pending:
+            return
+        started = self._start()
+        actor_cls = ray.remote(num_cpus=1, max_restarts=0)(_RayScorer)
+        manifest = ray.put(_encode(scorer.manifest))
+
+        def spawn() -> Any:
+            return actor_cls.remote(self.benchmark, self.version, manifest)
+
+        slots = [_RaySlot(spawn()) for _ in range(min(self.workers, len(pending)))]
+        try:
+            while True:
+                for s in slots:
+                    if s.cell is None:
+                        if not s.queue and pending:
+                            s.queue = pending.pop()
+                        if s.queue:
+                            s.give(s.queue.pop(0))
+                busy = [s for s in slots if s.cell is not None]
+                if not busy:
+                    return
+                wake = max(0.0, min(s.started + self.timeout for s in busy) - time.monotonic())
+                done, _ = ray.wait([s.ref for s in busy], num_returns=1, timeout=wake)
+                for n, s in enumerate(slots):
+                    if s.cell is None:
+                        continue
+                    cell = s.cell
+                    reason = None
+                    if s.ref in done:
+                        try:
+                            result: CellResult = ray.get(s.ref)
+                        except ray.exceptions.RayActorError as e:
+                            reason = f"the worker scoring this cell died ({type(e).__name__})"
+                        except ray.exceptions.RayError as e:
+                            reason = f"scoring raised in the worker: {str(e).strip().splitlines()[-1]}"
+                        else:
+                            s.cell = None
+                            yield result
+                            continue
+                    elif time.monotonic() - s.started >= self.timeout:
+                        reason = f"timed out after {self.timeout:g} s"
+                    if reason is not None:
+                        ray.kill(s.actor, no_restart=True)
+                        slots[n] = _RaySlot(spawn())
+                        slots[n].queue = s.queue
+                        yield scorer.failed(cell, reason)
+        finally:
+            for s in slots:
+                ray.kill(s.actor, no_restart=True)
+            if started:
+                ray.shutdown()
+
+
+class _RaySlot(_Slot):
+    def __init__(self, actor: Any) -> None:
+        super().__init__()
+        self.actor = actor
+        self.ref: Any = None
+
+    def give(self, cell: Cell) -> None:
+        self.cell, self.started = cell, time.monotonic()
+        self.ref = self.actor.score.remote(cell)
+
+
+def _encode(m: Any) -> bytes:
+    import msgspec
+
+    return msgspec.json.encode(m)
+
+
+class _RayScorer:
+    """The Ray actor: a Scorer of its own, built from the benchmark name and the manifest."""
+
+    def __init__(self, benchmark: str, version: str | None, manifest: bytes) -> None:
+        import msgspec
+
+        from verimut import adapters
+        from verimut.manifest import Manifest
+
+        self.scorer = Scorer(adapters.load(benchmark, version), msgspec.json.decode(manifest, type=Manifest))
+
+    def score(self, cell: Cell) -> CellResult:
+        return self.scorer.score(cell)
+
+
+EXECUTORS = ("pool", "inprocess", "ray")
+
+
+def make(
+    name: str,
+    workers: int | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    *,
+    benchmark: str | None = None,
+    version: str | None = None,
+    address: str | None = None,
+) -> Executor:
+    if address is not None and name != "ray":
+        raise AuditError("--address is for --executor ray")
     if name == "inprocess":
         return InProcess()
     if name == "pool":
         return Pool(workers, timeout)
+    if name == "ray":
+        return Ray(benchmark, version, workers, timeout, address)
     raise AuditError(f"unknown executor {name!r} (known: {', '.join(EXECUTORS)})")

@@ -21,7 +21,7 @@ from verimut.benchmark import Benchmark
 from verimut.census import CensusEntry, idempotence
 from verimut.errors import AuditError
 from verimut.faults import CONTROL, FAMILIES, FaultContext, Refusal
-from verimut.pinned import index_values, pins
+from verimut.pinned import index_values, pin_source, pins
 from verimut.replay import replay
 from verimut.run import Run
 
@@ -43,12 +43,31 @@ class Cell(msgspec.Struct, frozen=True):
     def is_control(self) -> bool:
         return self.family == CONTROL
 
+    @property
+    def run_task(self) -> str:
+        """The task whose start the run is replayed from (another task's, in the swap census)."""
+        return str(self.detail.get("run_task", self.task))
+
 
 class TaskFacts(msgspec.Struct, frozen=True):
     reference: Run
     census: list[CensusEntry]
     unpinned: list[str]  # "#i.arg" of written arguments wrong-value leaves alone
     reference_error: str | None = None
+    # What the reference run changes from the task's clean start (telemetry and masks left out).
+    effect: list[oracle.CollectionDiff] = []
+    start_digest: str = ""  # of the clean start state, to tell tasks with different starts apart
+    # String values the effect writes that the task does not pin (free text, like a message
+    # body the agent composes): another string there is still the requested effect.
+    free_text: list[str] = []
+
+    @property
+    def writes(self) -> list[str]:
+        """The collections the reference run changes."""
+        return [d.collection for d in self.effect]
+
+
+ARMS = ("fault", "swap")
 
 
 class Manifest(msgspec.Struct, frozen=True):
@@ -61,6 +80,7 @@ class Manifest(msgspec.Struct, frozen=True):
     masks: list[str]
     tasks: dict[str, TaskFacts]
     cells: list[Cell]
+    arm: str = "fault"  # "fault": the fault grammar; "swap": the intent-swap census
     content_hash: str = ""
 
     @property
@@ -77,70 +97,113 @@ def _hash(m: Manifest) -> str:
     return hashlib.sha256(msgspec.json.encode(body, order="sorted")).hexdigest()
 
 
-def build(
-    bench: Benchmark,
-    tasks: Sequence[str],
-    families: Sequence[str],
-    tick: Callable[[str], None] = lambda _: None,
-) -> Manifest:
-    """Enumerate every cell. `tick` is called once per task per phase, for progress."""
-    telemetry = list(bench.telemetry)
-    references: dict[str, Run] = {}
-    outputs: dict[str, tuple[str, ...]] = {}
-    starts: dict[str, Any] = {}
-    errors: dict[str, str | None] = {}
+class References(msgspec.Struct):
+    """Each task's reference run, replayed twice from its clean start."""
+
+    runs: dict[str, Run]
+    outputs: dict[str, tuple[str, ...]]
+    starts: dict[str, Any]
+    ends: dict[str, Any]
+    errors: dict[str, str | None]
+    masks: list[str]
+
+
+def references(bench: Benchmark, tasks: Sequence[str], tick: Callable[[str], None]) -> References:
+    """Replay every reference run twice; what differs between the two replays is masked."""
+    refs = References({}, {}, {}, {}, {}, [])
     masks: set[str] = set()
     for task in tasks:
         episode = bench.reset(task)
         run = bench.reference(task, episode)
         first, second = replay(bench, task, run), replay(bench, task, run)
-        references[task], starts[task] = run, first.start
-        outputs[task] = tuple(s.output for s in first.steps)
-        errors[task] = None if first.failed_at is None else f"#{first.failed_at}: {first.steps[-1].error}"
-        a = oracle.apply_patterns(oracle.collections(first.end), telemetry)
-        b = oracle.apply_patterns(oracle.collections(second.end), telemetry)
+        refs.runs[task], refs.starts[task], refs.ends[task] = run, first.start, first.end
+        refs.outputs[task] = tuple(s.output for s in first.steps)
+        refs.errors[task] = None if first.failed_at is None else f"#{first.failed_at}: {first.steps[-1].error}"
+        a = oracle.apply_patterns(oracle.collections(first.end), bench.telemetry)
+        b = oracle.apply_patterns(oracle.collections(second.end), bench.telemetry)
         masks |= oracle.find_masks(a, b)
         tick(task)
-    ignore = [*telemetry, *sorted(masks)]
+    refs.masks = sorted(masks)
+    return refs
 
+
+def _fault_cells(
+    bench: Benchmark,
+    task: str,
+    refs: References,
+    families: Sequence[str],
+    ignore: list[str],
+) -> tuple[list[CensusEntry], list[str], list[Cell]]:
+    run = refs.runs[task]
+    writes = tuple(bench.is_write(a) for a in run.actions)
+    census = idempotence(bench, task, run, ignore) if refs.errors[task] is None else []
+    by_action = {e.action: e.non_idempotent for e in census}
+    outputs = refs.outputs[task]
+    ctx = FaultContext(
+        writes=writes,
+        outputs=outputs + ("",) * (len(run.actions) - len(outputs)),
+        instruction=bench.instruction(task),
+        values=index_values(refs.starts[task]),
+        non_idempotent=tuple(by_action.get(i) for i in range(len(run.actions))),
+    )
+    unpinned = [f"#{p.action}.{p.arg}" for p in pins(run, writes, ctx.outputs, ctx.instruction) if p.source is None]
+    cells = [Cell(cell_id(task, CONTROL, "-"), task, CONTROL, "-", run, "the unedited reference run")]
+    for fam in families:
+        result = FAMILIES[fam](run, ctx)
+        if isinstance(result, Refusal):
+            cells.append(Cell(cell_id(task, fam, "-"), task, fam, "-", None, result.reason))
+            continue
+        for edit in result:
+            cells.append(Cell(cell_id(task, fam, edit.variant), task, fam, edit.variant, edit.run, edit.note, edit.detail))
+    return census, unpinned, cells
+
+
+def _free_text(effect: list[oracle.CollectionDiff], instruction: str, run: Run, outputs: Sequence[str]) -> list[str]:
+    reads = [(n, a.name, out) for n, (a, out) in enumerate(zip(run.actions, outputs))]
+    return sorted(v for v in oracle.strings(effect) if pin_source(v, instruction, reads) is None)
+
+
+def build(
+    bench: Benchmark,
+    tasks: Sequence[str],
+    families: Sequence[str],
+    tick: Callable[[str], None] = lambda _: None,
+    arm: str = "fault",
+) -> Manifest:
+    """Enumerate every cell. `tick` is called once per task per phase, for progress."""
+    from verimut import swap  # the swap arm's grid is built from these same facts
+
+    if arm not in ARMS:
+        raise AuditError(f"unknown arm {arm!r} (known: {', '.join(ARMS)})")
+    refs = references(bench, tasks, tick)
+    ignore = [*bench.telemetry, *refs.masks]
     facts: dict[str, TaskFacts] = {}
     cells: list[Cell] = []
     for task in tasks:
-        run = references[task]
-        writes = tuple(bench.is_write(a) for a in run.actions)
-        census = idempotence(bench, task, run, ignore) if errors[task] is None else []
-        by_action = {e.action: e.non_idempotent for e in census}
-        ctx = FaultContext(
-            writes=writes,
-            outputs=outputs[task] + ("",) * (len(run.actions) - len(outputs[task])),
-            instruction=bench.instruction(task),
-            values=index_values(starts[task]),
-            non_idempotent=tuple(by_action.get(i) for i in range(len(run.actions))),
-        )
-        unpinned = [f"#{p.action}.{p.arg}" for p in pins(run, writes, ctx.outputs, ctx.instruction) if p.source is None]
-        facts[task] = TaskFacts(run, census, unpinned, errors[task])
-        cells.append(Cell(cell_id(task, CONTROL, "-"), task, CONTROL, "-", run, "the unedited reference run"))
-        for fam in families:
-            result = FAMILIES[fam](run, ctx)
-            if isinstance(result, Refusal):
-                cells.append(Cell(cell_id(task, fam, "-"), task, fam, "-", None, result.reason))
-                continue
-            for edit in result:
-                cells.append(
-                    Cell(cell_id(task, fam, edit.variant), task, fam, edit.variant, edit.run, edit.note, edit.detail)
-                )
+        effect = oracle.compare(refs.starts[task], refs.ends[task], ignore)
+        digest = hashlib.sha256(oracle.canonical(refs.starts[task])).hexdigest()[:16]
+        census: list[CensusEntry] = []
+        unpinned: list[str] = []
+        if arm == "fault":
+            census, unpinned, task_cells = _fault_cells(bench, task, refs, families, ignore)
+            cells += task_cells
+        free = _free_text(effect, bench.instruction(task), refs.runs[task], refs.outputs[task])
+        facts[task] = TaskFacts(refs.runs[task], census, unpinned, refs.errors[task], effect, digest, free)
         tick(task)
+    if arm == "swap":
+        cells = swap.grid(facts)
 
     m = Manifest(
         verimut=__version__,
         benchmark=bench.name,
         version=bench.version,
         provenance=dict(bench.provenance()),
-        families=list(families),
-        telemetry=telemetry,
-        masks=sorted(masks),
+        families=list(families) if arm == "fault" else [swap.SWAP],
+        telemetry=list(bench.telemetry),
+        masks=refs.masks,
         tasks=facts,
         cells=cells,
+        arm=arm,
     )
     return msgspec.structs.replace(m, content_hash=_hash(m))
 

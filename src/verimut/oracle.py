@@ -236,3 +236,106 @@ def compare(a: Any, b: Any, ignore: Iterable[str]) -> list[CollectionDiff]:
     """Diff two snapshots, leaving out what `ignore` names (telemetry and masks)."""
     patterns = list(ignore)
     return diff(apply_patterns(collections(a), patterns), apply_patterns(collections(b), patterns))
+
+
+# --- is one effect part of another ------------------------------------------------------
+
+
+def _is_keyed_item(item: Any) -> bool:
+    return isinstance(item, dict) and set(item) == {"key", "record"}
+
+
+def _content(item: Any) -> bytes:
+    """What identifies an added or removed record as an effect: its fields, not a generated id.
+
+    A keyed record's key counts only when it is not just the record's own id field (a file
+    name or a user name is part of the effect; transaction 8 vs 9 depends on what ran before).
+    """
+    if not _is_keyed_item(item):
+        return canonical(item)
+    key, record = item["key"], item["record"]
+    if isinstance(record, dict):
+        is_id = any(str(record[f]) == key for f in _ID_FIELDS if f in record)
+        fields = {f: v for f, v in record.items() if f not in _ID_FIELDS}
+        return canonical([None if is_id else key, fields])
+    return canonical([key, record])
+
+
+def _loose_equal(want: Any, had: Any, free: frozenset[str]) -> bool:
+    """Equal once the fields where `want` holds free text (and `had` some string) are set aside."""
+    wr = want["record"] if _is_keyed_item(want) else want
+    hr = had["record"] if _is_keyed_item(had) else had
+    if not isinstance(wr, dict) or not isinstance(hr, dict) or set(wr) != set(hr):
+        return False
+    blank = {f for f, v in wr.items() if isinstance(v, str) and v in free and isinstance(hr[f], str)}
+    if not blank:
+        return False
+
+    def aside(item: Any, record: dict[str, Any]) -> Any:
+        record = {f: (None if f in blank else v) for f, v in record.items()}
+        return {"key": item["key"], "record": record} if _is_keyed_item(item) else record
+
+    return _content(aside(want, wr)) == _content(aside(had, hr))
+
+
+class Missing(msgspec.Struct, frozen=True):
+    gaps: list[str]  # parts of the wanted effect that are absent
+    loose: list[str]  # parts present only when free text is allowed to differ
+
+
+def missing(have: Sequence[CollectionDiff], want: Sequence[CollectionDiff], free: Iterable[str] = ()) -> Missing:
+    """The parts of effect `want` that effect `have` lacks; no gaps when `want` is contained in `have`.
+
+    Both are diffs from a start state. Every record `want` adds (removes) must be added
+    (removed) in `have` too, matched by content with generated ids left aside, each at most
+    once; every field `want` changes must be changed to the same value in `have`. A reorder
+    in `want` needs some difference in that collection in `have`. String values in `free`
+    (free text the task does not pin) may differ: such a match is reported in `loose`.
+    """
+    loose_values = frozenset(free)
+    by_name = {d.collection: d for d in have}
+    gaps: list[str] = []
+    loose: list[str] = []
+    for w in want:
+        h = by_name.get(w.collection, CollectionDiff(w.collection))
+        for what, wanted, had in (("added", w.added, h.added), ("removed", w.removed, h.removed)):
+            unused = list(had)
+            contents = [_content(x) for x in unused]
+            for x in wanted:
+                record = x["record"] if _is_keyed_item(x) else x
+                c = _content(x)
+                if c in contents:
+                    n = contents.index(c)
+                else:
+                    n = next((k for k, y in enumerate(unused) if _loose_equal(x, y, loose_values)), -1)
+                    if n < 0:
+                        gaps.append(f"{w.collection}: a record the task {what} is not {what}: {canonical(record).decode()}")
+                        continue
+                    loose.append(f"{w.collection}: {what}, with other free text: {canonical(unused[n]).decode()}")
+                del unused[n], contents[n]
+        changes = {c.key: c.fields for c in h.changed}
+        for ch in w.changed:
+            got = changes.get(ch.key, {})
+            for field, (_, new) in ch.fields.items():
+                if field in got and got[field][1] == new:
+                    continue
+                if field in got and isinstance(new, str) and new in loose_values and isinstance(got[field][1], str):
+                    loose.append(f"{w.collection}[{ch.key}].{field}: set to other free text")
+                    continue
+                gaps.append(f"{w.collection}[{ch.key}].{field}: the task sets it to {canonical(new).decode()}")
+        if w.reordered and w.collection not in by_name:
+            gaps.append(f"{w.collection}: the task reorders it; this state leaves it as it was")
+    return Missing(gaps, loose)
+
+
+def strings(effect: Sequence[CollectionDiff]) -> set[str]:
+    """Every string field value the effect writes (of added/removed records and changed fields)."""
+    out: set[str] = set()
+    for d in effect:
+        for item in (*d.added, *d.removed):
+            record = item["record"] if _is_keyed_item(item) else item
+            if isinstance(record, dict):
+                out.update(v for v in record.values() if isinstance(v, str))
+        for ch in d.changed:
+            out.update(new for _, new in ch.fields.values() if isinstance(new, str))
+    return out

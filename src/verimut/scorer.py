@@ -11,10 +11,12 @@ import msgspec
 
 from verimut import oracle
 from verimut.benchmark import Benchmark
-from verimut.classify import Outcome, classify
+from verimut.errors import AuditError
+from verimut.classify import Outcome, classify, classify_swap
 from verimut.ledger import CellResult
 from verimut.manifest import Cell, Manifest
-from verimut.replay import replay
+from verimut.replay import Replayer
+from verimut.run import Run
 
 
 def _evidence_of(diffs: Sequence[oracle.CollectionDiff]) -> list[dict[str, Any]]:
@@ -28,11 +30,12 @@ class Scorer:
         self.bench = bench
         self.manifest = manifest
         self.ignore = manifest.ignore
+        self.replayer = Replayer(bench, {t: f.reference for t, f in manifest.tasks.items()})
         self._reference_end: dict[str, Any] = {}
 
     def reference_end(self, task: str) -> Any:
         if task not in self._reference_end:
-            self._reference_end[task] = replay(self.bench, task, self.manifest.tasks[task].reference).end
+            self._reference_end[task] = self.replayer.replay(task, self.manifest.tasks[task].reference).end
         return self._reference_end[task]
 
     def _row(
@@ -50,10 +53,9 @@ class Scorer:
             **kw,
         )
 
-    def unscorable(self, cell: Cell, control_outcome: str) -> CellResult:
-        reason = (
-            f"unscorable: the task's control ended {control_outcome}, so there is no correct end state to compare with"
-        )
+    def unscorable(self, cell: Cell, control_outcome: str, task: str | None = None) -> CellResult:
+        whose = "the task's" if task in (None, cell.task) else f"{task}'s"
+        reason = f"unscorable: {whose} control ended {control_outcome}, so there is no correct run to compare with"
         return self._row(cell, Outcome.REFUSED, None, {}, reason=reason, unscorable=True)
 
     def failed(self, cell: Cell, reason: str) -> CellResult:
@@ -68,8 +70,10 @@ class Scorer:
     def _score(self, cell: Cell) -> CellResult:
         if cell.run is None:
             return self._row(cell, Outcome.REFUSED, None, {}, reason=cell.note)
+        if cell.run_task != cell.task:
+            return self._score_swap(cell, cell.run)
         reference_end = self.reference_end(cell.task)
-        done = replay(self.bench, cell.task, cell.run)
+        done = self.replayer.replay(cell.task, cell.run)
         if done.failed_at is not None:
             action = cell.run.actions[done.failed_at]
             error = f"action #{done.failed_at} {action.describe()} raised: {done.steps[-1].error}"
@@ -103,6 +107,38 @@ class Scorer:
             reason = self._why_missed(cell.task, [d.collection for d in vs_reference])
         elif outcome is Outcome.CONTROL_FAIL:
             reason = f"the verifier ({verdict.detail}) fails the unedited reference run"
+        return self._row(cell, outcome, verdict.passed, evidence, reason=reason)
+
+    def _score_swap(self, cell: Cell, run: Run) -> CellResult:
+        """Task j's run, replayed from j's start, graded by task i's verifier (i = cell.task)."""
+        verify_as = getattr(self.bench, "verify_as", None)
+        if not callable(verify_as):
+            raise AuditError(f"{self.manifest.benchmark} cannot grade one task's run with another's verifier (no verify_as)")
+        done = self.replayer.replay(cell.run_task, run)
+        evidence: dict[str, Any] = {"run_task": cell.run_task, "rung": cell.detail.get("rung")}
+        if done.failed_at is not None:
+            error = f"action #{done.failed_at} {run.actions[done.failed_at].describe()} raised: {done.steps[-1].error}"
+            return self._row(cell, Outcome.INCOMPLETE, None, {**evidence, "error": error}, reason=error)
+        have = oracle.compare(done.start, done.end, self.ignore)
+        facts = self.manifest.tasks[cell.task]
+        found = oracle.missing(have, facts.effect, facts.free_text)
+        gaps = found.gaps
+        evidence["changed_from_start"] = {d.collection: d.counts() for d in have}
+        evidence["effect_missing"] = gaps
+        if found.loose:
+            evidence["effect_free_text_differs"] = found.loose
+        try:
+            verdict = verify_as(cell.task, done.episode, run)
+        except Exception as e:  # the verifier is the benchmark's code: any exception is its error
+            evidence["traceback"] = traceback.format_exc(limit=5)
+            return self._row(cell, Outcome.ERROR, None, evidence, reason=f"verifier raised {type(e).__name__}: {e}")
+        evidence["verifier"] = verdict.detail
+        if verdict.checks:
+            evidence["checks"] = verdict.checks
+        outcome = classify_swap(delivered=True, verdict=verdict.passed, effect_present=not gaps)
+        reason = None
+        if outcome is Outcome.ACCEPTED_EFFECT_ABSENT:
+            reason = f"{cell.task}'s verifier passed a run whose end state lacks its requested effect: {gaps[0]}"
         return self._row(cell, outcome, verdict.passed, evidence, reason=reason)
 
     def _why_missed(self, task: str, collections: list[str]) -> str | None:

@@ -132,11 +132,24 @@ class AgentDojo:
     def snapshot(self, episode: Episode) -> Any:
         return _plain(episode.env)
 
+    def fork(self, episode: Episode) -> Episode:
+        return Episode(
+            episode.task_id, episode.task, episode.suite, episode.start.model_copy(deep=True), episode.env.model_copy(deep=True)
+        )
+
     def verify(self, episode: Episode, run: Run) -> Verdict:
+        return self._verify(episode.task, episode, run)
+
+    def verify_as(self, task: str, episode: Episode, run: Run) -> Verdict:
+        suite, t = self._task(task)
+        if suite.name != episode.suite.name:
+            raise AuditError(f"cannot grade a {episode.suite.name} episode with {task!r}: suites differ")
+        return self._verify(t, episode, run)
+
+    def _verify(self, task: Any, episode: Episode, run: Run) -> Verdict:
         from agentdojo.functions_runtime import FunctionCall
 
         traces = [FunctionCall(function=a.name, args=dict(a.args)) for a in run.actions]
-        task = episode.task
         by_traces = task.utility_from_traces(run.answer, episode.start, episode.env, traces)
         if by_traces is not None:
             return Verdict(bool(by_traces), "utility_from_traces")
