@@ -1,40 +1,80 @@
-"""Executors: the same ledger content from each, and a pool that survives hangs and dead workers."""
+"""Executors: the same ledger content from each (Ray included, on a real local Ray), and
+workers that survive hangs and deaths, with the rest of a cut cell's group still scored."""
 
 from __future__ import annotations
 
 import json
+import os
+import socket
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 from conftest import verimut
 
 
-def outcomes(out: Path) -> dict[str, tuple[str, object]]:
+def ledger(out: Path) -> dict[str, dict]:
+    """Every row by cell id, without `seconds` (the one field that measures, not decides)."""
     rows = map(json.loads, (out / "cells.jsonl").read_text().splitlines())
-    return {r["cell_id"]: (r["outcome"], r["verdict"], json.dumps(r["evidence"], sort_keys=True)) for r in rows}
+    return {r["cell_id"]: {k: v for k, v in r.items() if k != "seconds"} for r in rows}
 
 
-def test_pool_and_in_process_record_the_same_cells(tmp_path):
+@pytest.fixture(scope="module")
+def ray_cluster():
+    """A real Ray head on this machine, started the way a user starts one, for --address."""
+    ray_cli = Path(sys.executable).parent / "ray"
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    # Ray 2.60's `ray start` turns on token authentication unless told not to; a local test cluster needs none.
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}
+    start = [str(ray_cli), "start", "--head", f"--port={port}", "--num-cpus=2", "--include-dashboard=false"]
+    subprocess.run(start, check=True, capture_output=True, env=env, timeout=180)
+    try:
+        yield f"127.0.0.1:{port}"
+    finally:
+        subprocess.run([str(ray_cli), "stop", "--force"], capture_output=True, env=env, timeout=180)
+
+
+@pytest.mark.parametrize(
+    "arm, args",
+    [
+        ("audit", ["--suite", "slack"]),
+        ("swap", ["--suite", "banking"]),
+    ],
+)
+def test_every_executor_records_the_same_ledger(arm, args, tmp_path, request):
     runs = {}
-    for executor in ("pool", "inprocess"):
+    for executor in ("pool", "inprocess", "ray"):
         out = tmp_path / executor
-        args = ["audit", "agentdojo", "--suite", "slack", "--out", str(out), "-q", "--executor", executor]
-        result = verimut(*args, "--workers", "2")
+        extra = ["--workers", "2"] if executor != "inprocess" else []
+        if executor == "ray" and arm == "swap":
+            extra += ["--address", request.getfixturevalue("ray_cluster")]
+        result = verimut(arm, "agentdojo", *args, "--out", str(out), "-q", "--executor", executor, *extra)
         assert result.returncode == 1, result.stderr
-        runs[executor] = outcomes(out)
-    assert runs["pool"] == runs["inprocess"] and len(runs["pool"]) > 50
+        runs[executor] = ledger(out)
+    assert runs["pool"] == runs["inprocess"] == runs["ray"]
+    assert len(runs["pool"]) > 100
 
 
-def test_a_hanging_cell_is_cut_and_a_dead_worker_replaced(tmp_path):
-    out = tmp_path / "trouble"
-    args = ["audit", "tests.troublebench:benchmark", "--out", str(out), "-q", "--timeout", "2", "--workers", "2"]
-    result = verimut(*args)
+@pytest.mark.parametrize("executor", ["pool", "ray"])
+def test_a_hanging_cell_is_cut_and_a_dead_worker_replaced(executor, tmp_path):
+    out = tmp_path / executor
+    args = ["--out", str(out), "-q", "--timeout", "3", "--workers", "2", "--executor", executor]
+    result = verimut("audit", "tests.troublebench:benchmark", *args)
     assert result.returncode == 1, result.stderr  # t/ok's duplicate is a false accept
-    rows = {r["cell_id"]: r for r in map(json.loads, (out / "cells.jsonl").read_text().splitlines())}
-    assert rows["t/hang:control"]["outcome"] == "error" and "timed out after 2 s" in rows["t/hang:control"]["reason"]
-    assert rows["t/die:control"]["outcome"] == "error" and "died (exit code 3)" in rows["t/die:control"]["reason"]
+    rows = ledger(out)
+    assert rows["t/hang:control"]["outcome"] == "error" and "timed out after 3 s" in rows["t/hang:control"]["reason"]
+    assert rows["t/die:control"]["outcome"] == "error" and "died" in rows["t/die:control"]["reason"]
     assert rows["t/ok:control"]["outcome"] == "control_pass"
     assert rows["t/ok:extra"]["outcome"] == "false_accept"
     assert rows["t/hang:extra"]["unscorable"] is True
+    # claim-only hangs in the middle of t/midhang's group; the cells after it are scored all the same
+    assert rows["t/midhang:claim-only"]["outcome"] == "error"
+    assert rows["t/midhang:omit"]["outcome"] == "false_accept"
+    assert rows["t/midhang:extra"]["outcome"] == "false_accept"
     summary = json.loads((out / "summary.json").read_text())
     assert summary["scored"] == summary["cells"]
 
@@ -44,6 +84,23 @@ def test_bad_executor_options_exit_2():
         (["--executor", "threads"], "unknown executor 'threads'"),
         (["--workers", "0"], "--workers must be at least 1"),
         (["--timeout", "0"], "--timeout must be positive"),
+        (["--address", "127.0.0.1:1"], "--address is for --executor ray"),
+        (["--executor", "ray", "--address", "127.0.0.1:1"], "cannot connect to the Ray cluster at 127.0.0.1:1"),
     ]:
         result = verimut("audit", "agentdojo", *args)
         assert result.returncode == 2 and message in result.stderr, result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_ray_missing_is_one_line_and_exit_2():
+    # As in an install without the 'ray' extra: importing ray fails.
+    code = (
+        "import sys; sys.modules['ray'] = None; "
+        "sys.argv = ['verimut', 'audit', 'agentdojo', '--executor', 'ray']; "
+        "from verimut.cli import main; main()"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip() == (
+        "verimut: error: --executor ray needs Ray: install verimut with the 'ray' extra (pip install 'verimut[ray]')"
+    )

@@ -97,3 +97,57 @@ def test_generated_keys_are_masked_and_compared_as_a_multiset() -> None:
     c = {"files": {"3": {"body": "x"}, "4": {"body": "x"}}}
     [d] = oracle.compare(a, c, masks)
     assert len(d.added) == 1
+
+
+# --- is one effect part of another (the swap census's "effect present") ---------------------
+
+
+@given(states, states)
+def test_an_effect_contains_itself_and_the_empty_effect(a: dict[str, Any], b: dict[str, Any]) -> None:
+    d = oracle.compare(a, b, [])
+    assert oracle.missing(d, d).gaps == []
+    assert oracle.missing(d, []).gaps == []
+
+
+@given(states, states)
+def test_a_nonempty_effect_is_missing_from_no_change(a: dict[str, Any], b: dict[str, Any]) -> None:
+    d = oracle.compare(a, b, [])
+    substantive = [x for x in d if x.added or x.removed or x.changed or x.reordered]
+    assert bool(oracle.missing([], d).gaps) == bool(substantive)
+
+
+@given(states, states, st.lists(records, max_size=3))
+def test_an_effect_is_contained_in_itself_plus_more(a: dict[str, Any], b: dict[str, Any], extra: list) -> None:
+    want = oracle.compare(a, b, [])
+    have = [oracle.CollectionDiff(d.collection, [*d.added, *extra], d.removed, d.changed, d.reordered) for d in want]
+    have.append(oracle.CollectionDiff("elsewhere", added=extra))
+    assert oracle.missing(have, want).gaps == []
+
+
+def test_a_record_added_with_another_generated_id_is_the_same_effect() -> None:
+    start = {"bank": {"rows": [{"id": 1, "to": "A", "amount": 5}]}}
+    want = oracle.compare(start, {"bank": {"rows": [*start["bank"]["rows"], {"id": 2, "to": "B", "amount": 9}]}}, [])
+    other_id = {"bank": {"rows": [*start["bank"]["rows"], {"id": 3, "to": "C", "amount": 1}, {"id": 7, "to": "B", "amount": 9}]}}
+    other_value = {"bank": {"rows": [*start["bank"]["rows"], {"id": 2, "to": "B", "amount": 10}]}}
+    assert oracle.missing(oracle.compare(start, other_id, []), want).gaps == []
+    [gap] = oracle.missing(oracle.compare(start, other_value, []), want).gaps
+    assert gap.startswith("bank.rows: a record the task added is not added") and '"amount":9' in gap
+
+
+def test_free_text_may_differ_but_pinned_fields_may_not() -> None:
+    start = {"inbox": [{"to": "Alice", "body": "hi"}]}
+    want = oracle.compare(start, {"inbox": [*start["inbox"], {"to": "Bob", "body": "<summary>"}]}, [])
+    other_body = oracle.compare(start, {"inbox": [*start["inbox"], {"to": "Bob", "body": "a summary"}]}, [])
+    other_to = oracle.compare(start, {"inbox": [*start["inbox"], {"to": "Eve", "body": "<summary>"}]}, [])
+    loose = oracle.missing(other_body, want, free=["<summary>"])
+    assert loose.gaps == [] and len(loose.loose) == 1
+    assert oracle.missing(other_body, want).gaps  # without the free-text allowance it is another effect
+    assert oracle.missing(other_to, want, free=["<summary>"]).gaps
+
+
+def test_a_change_must_set_the_same_value() -> None:
+    start = {"account": {"iban": "X", "balance": 5}}
+    want = oracle.compare(start, {"account": {"iban": "Y", "balance": 5}}, [])
+    assert oracle.missing(oracle.compare(start, {"account": {"iban": "Y", "balance": 6}}, []), want).gaps == []
+    [gap] = oracle.missing(oracle.compare(start, {"account": {"iban": "Z", "balance": 5}}, []), want).gaps
+    assert gap == 'account[iban].value: the task sets it to "Y"'

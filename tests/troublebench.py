@@ -1,4 +1,4 @@
-"""A test benchmark whose cells misbehave inside workers: one hangs, one kills its process.
+"""A test benchmark whose cells misbehave inside workers: some hang, one kills its process.
 
 It misbehaves only in a worker process (executors set VERIMUT_WORKER there), so that
 building the manifest, which replays references in the main process, still works.
@@ -17,7 +17,7 @@ class TroubleBench(TodoBench):
     name = "trouble"
 
     def tasks(self):
-        return ["t/ok", "t/hang", "t/die"]
+        return ["t/ok", "t/hang", "t/die", "t/midhang"]
 
     def instruction(self, task):
         return "Add 'x' to my list."
@@ -26,6 +26,8 @@ class TroubleBench(TodoBench):
         return {"task": task, "items": []}
 
     def reference(self, task, episode):
+        if task == "t/midhang":
+            return Run((Action("add_item", {"text": "x"}), Action("add_item", {"text": "y"})), "Done.")
         return Run((Action("add_item", {"text": "x"}),), "Done.")
 
     def execute(self, episode, action):
@@ -40,6 +42,8 @@ class TroubleBench(TodoBench):
     def verify(self, episode, run):
         from verimut.benchmark import Verdict
 
+        if os.environ.get("VERIMUT_WORKER") and episode["task"] == "t/midhang" and not episode["items"]:
+            time.sleep(3600)  # claim-only hangs; the rest of t/midhang's cells must still be scored
         return Verdict("x" in episode["items"], "x present")
 
 

@@ -114,7 +114,8 @@ def prepare(
             )
         return stored
     manifest_mod.write(fresh, out)
-    return fresh
+    # Work from what was written (keys sorted), so a first run and a resumed one see the same data.
+    return manifest_mod.read(out)
 
 
 def groups(cells: Iterable[Cell]) -> list[list[Cell]]:

@@ -112,18 +112,21 @@ def audit(
 ) -> None:
     """Audit a benchmark's verifiers with the fault grammar; resume if --out holds a run."""
     runner = executor_mod.make(executor, workers, timeout, benchmark=benchmark, version=version, address=address)
-    bench = adapters.load(benchmark, version)
-    directory = out_dir or Path("verimut-out") / f"{bench.name}-{bench.version}"
-    s = audit_mod.audit(
-        bench,
-        directory,
-        suites=suite or (),
-        tasks=task or (),
-        families=family or (),
-        executor=runner,
-        console=err,
-        quiet=quiet,
-    )
+    try:
+        bench = adapters.load(benchmark, version)
+        directory = out_dir or Path("verimut-out") / f"{bench.name}-{bench.version}"
+        s = audit_mod.audit(
+            bench,
+            directory,
+            suites=suite or (),
+            tasks=task or (),
+            families=family or (),
+            executor=runner,
+            console=err,
+            quiet=quiet,
+        )
+    finally:
+        runner.close()
     _finish(s, directory)
 
 
@@ -142,11 +145,14 @@ def swap(
 ) -> None:
     """The intent-swap census: grade each task's reference run with every other task's verifier (per suite)."""
     runner = executor_mod.make(executor, workers, timeout, benchmark=benchmark, version=version, address=address)
-    bench = adapters.load(benchmark, version)
-    directory = out_dir or Path("verimut-out") / f"{bench.name}-{bench.version}-swap"
-    c = audit_mod.swap(
-        bench, directory, suites=suite or (), tasks=task or (), executor=runner, console=err, quiet=quiet
-    )
+    try:
+        bench = adapters.load(benchmark, version)
+        directory = out_dir or Path("verimut-out") / f"{bench.name}-{bench.version}-swap"
+        c = audit_mod.swap(
+            bench, directory, suites=suite or (), tasks=task or (), executor=runner, console=err, quiet=quiet
+        )
+    finally:
+        runner.close()
     _finish(c, directory)
 
 
@@ -183,7 +189,12 @@ def main() -> None:
         if hasattr(e, "format_message") and hasattr(e, "exit_code"):
             err.print(f"verimut: error: {e.format_message()}", highlight=False, soft_wrap=True)
             sys.exit(2)
-        raise
+        # Not exit 1, which means "confirmed false accepts": a crash means the audit could not finish.
+        import traceback
+
+        traceback.print_exc()
+        err.print(f"verimut: internal error: {type(e).__name__}: {e}; recorded cells are kept, run again to resume")
+        sys.exit(2)
     sys.exit(code if isinstance(code, int) else 0)
 
 

@@ -34,9 +34,16 @@ Group = Sequence[Cell]
 class Executor(Protocol):
     def run(self, scorer: Scorer, groups: Iterable[Group]) -> Iterator[CellResult]: ...
 
+    def close(self) -> None:
+        """Release what the executor holds between runs (a Ray connection)."""
+        ...
+
 
 class InProcess:
     """Score cells one after another in this process (no timeout: a hanging cell hangs the run)."""
+
+    def close(self) -> None:
+        pass
 
     def run(self, scorer: Scorer, groups: Iterable[Group]) -> Iterator[CellResult]:
         for group in groups:
@@ -109,6 +116,9 @@ class Pool:
     def __init__(self, workers: int | None = None, timeout: float = DEFAULT_TIMEOUT) -> None:
         self.workers = _check(workers, timeout)
         self.timeout = timeout
+
+    def close(self) -> None:
+        pass
 
     def run(self, scorer: Scorer, groups: Iterable[Group]) -> Iterator[CellResult]:
         pending = [list(g) for g in groups if g]
@@ -193,21 +203,35 @@ class Ray:
         self.workers = _check(workers, timeout)
         self.timeout = timeout
         self.address = address
+        self._owned = False  # whether this executor connected (or started Ray), so must close it
+        if address:  # fail now, before any work, when the cluster cannot be reached
+            self._start()
 
-    def _start(self) -> bool:
-        """Connect (or start a local instance). True when this call started it, so must stop it."""
+    def close(self) -> None:
+        import ray
+
+        if self._owned and ray.is_initialized():
+            ray.shutdown()
+        self._owned = False
+
+    def _start(self) -> None:
+        """Connect to the cluster, or start a local instance, once; later calls reuse it."""
         import ray
 
         if ray.is_initialized():
-            return False
-        path = os.pathsep.join(p for p in (os.getcwd(), os.environ.get("PYTHONPATH", "")) if p)
-        env = {"env_vars": {WORKER_ENV: "ray", "PYTHONPATH": path}}
+            return
+        self._owned = True
         if self.address:
-            ray.init(address=self.address, runtime_env=env, logging_level="ERROR", log_to_driver=False)
+            _reachable(self.address)
+            try:
+                ray.init(address=self.address, logging_level="ERROR", log_to_driver=False)
+            except Exception as e:  # Ray raises several kinds (connection, authentication, version)
+                first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+                raise AuditError(f"cannot connect to the Ray cluster at {self.address}: {first}") from None
         else:
             ray.init(
+                address="local",  # a new instance, even when `ray start` runs one on this machine
                 num_cpus=self.workers,
-                runtime_env=env,
                 include_dashboard=False,
                 logging_level="ERROR",
                 log_to_driver=False,
@@ -222,12 +246,12 @@ class Ray:
         pending.reverse()
         if not pending:
             return
-        started = self._start()
+        self._start()
         actor_cls = ray.remote(num_cpus=1, max_restarts=0)(_RayScorer)
         manifest = ray.put(_encode(scorer.manifest))
 
         def spawn() -> Any:
-            return actor_cls.remote(self.benchmark, self.version, manifest)
+            return actor_cls.remote(self.benchmark, self.version, manifest, os.getcwd())
 
         slots = [_RaySlot(spawn()) for _ in range(min(self.workers, len(pending)))]
         try:
@@ -269,8 +293,19 @@ class Ray:
         finally:
             for s in slots:
                 ray.kill(s.actor, no_restart=True)
-            if started:
-                ray.shutdown()
+
+
+def _reachable(address: str) -> None:
+    """Fail in seconds, not minutes (Ray retries an unreachable head for a long time)."""
+    import socket
+
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        return  # "auto" and other forms: let Ray resolve them
+    try:
+        socket.create_connection((host, int(port)), timeout=5).close()
+    except OSError as e:
+        raise AuditError(f"cannot connect to the Ray cluster at {address}: {e.strerror or e}") from None
 
 
 class _RaySlot(_Slot):
@@ -293,11 +328,19 @@ def _encode(m: Any) -> bytes:
 class _RayScorer:
     """The Ray actor: a Scorer of its own, built from the benchmark name and the manifest."""
 
-    def __init__(self, benchmark: str, version: str | None, manifest: bytes) -> None:
+    def __init__(self, benchmark: str, version: str | None, manifest: bytes, cwd: str) -> None:
+        import sys
+
         import msgspec
 
         from verimut import adapters
         from verimut.manifest import Manifest
+
+        os.environ[WORKER_ENV] = "ray"
+        # A `module:object` benchmark is found as on the command line: from the caller's directory
+        # (on a cluster, that module must be importable on every node).
+        if os.path.isdir(cwd) and cwd not in sys.path:
+            sys.path.insert(0, cwd)
 
         self.scorer = Scorer(adapters.load(benchmark, version), msgspec.json.decode(manifest, type=Manifest))
 

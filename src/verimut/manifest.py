@@ -232,6 +232,11 @@ def read(out: Path) -> Manifest:
         raise AuditError(f"{out} is not a verimut output: it has no {MANIFEST}") from None
     except (msgspec.DecodeError, msgspec.ValidationError) as e:
         raise AuditError(f"{path} is not a readable verimut manifest: {e}") from None
+    if m.verimut != __version__:
+        raise AuditError(
+            f"{path} was written by verimut {m.verimut}, and this is {__version__}: "
+            "choose another --out, or remove that directory to audit afresh"
+        )
     if _hash(m) != m.content_hash:
         raise AuditError(f"{path} was modified after it was written (its content hash does not match)")
     return m

@@ -75,7 +75,7 @@ def build(m: Manifest, rows: Mapping[str, CellResult]) -> Summary:
     return Summary(
         benchmark=m.benchmark,
         version=m.version,
-        provenance=m.provenance,
+        provenance=dict(sorted(m.provenance.items())),
         manifest_hash=m.content_hash,
         cells=len(m.cells),
         scored=len(rows),

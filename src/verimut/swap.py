@@ -73,9 +73,10 @@ def rung(i: TaskFacts, j: TaskFacts) -> tuple[str, str]:
             return "0", f"same {len(a)} call(s); argument values differ at {', '.join(differ)}"
         return "0", f"same {len(a)} call(s) with the same arguments; the tasks differ in their answer"
     wi, wj = set(i.writes), set(j.writes)
+    if not wi and not wj:
+        return "read-only", "neither reference run changes anything"
     if not wi or not wj:
-        whose = " and ".join(n for n, w in (("i", wi), ("j", wj)) if not w)
-        return "read-only", f"the reference run of task {whose} changes nothing"
+        return "read-only", f"the reference run of task {'i' if not wi else 'j'} changes nothing"
     if wi == wj:
         return "1", f"both change {', '.join(sorted(wi))}"
     if wi & wj:
@@ -166,7 +167,7 @@ def build(m: Manifest, rows: Mapping[str, CellResult]) -> Census:
     return Census(
         benchmark=m.benchmark,
         version=m.version,
-        provenance=m.provenance,
+        provenance=dict(sorted(m.provenance.items())),
         manifest_hash=m.content_hash,
         cells=len(m.cells),
         scored=len(rows),
