@@ -23,3 +23,17 @@ def test_the_default_agentdojo_audit_end_to_end(tmp_path):
         assert fa["differs_from_reference"], fa["cell_id"]
     suites = {fa["task"].split("/")[0] for fa in summary["false_accepts"]}
     assert {"banking", "slack", "workspace"} <= suites
+
+
+@pytest.mark.slow
+def test_the_whole_agentdojo_swap_census(tmp_path):
+    out = tmp_path / "swap"
+    result = verimut("swap", "agentdojo", "--out", str(out), "--quiet", timeout=1800)
+    assert result.returncode in (0, 1), result.stderr
+    census = json.loads((out / "summary.json").read_text())
+    assert census["scored"] == census["cells"] == 40 * 40 + 20 * 20 + 16 * 16 + 21 * 21
+    assert set(census["table"]) == {"workspace", "travel", "banking", "slack"}
+    for suite, rows in census["table"].items():
+        assert rows["control"]["control_pass"] == rows["control"]["cells"], suite
+    assert census["control_failures"] == []
+    assert (result.returncode == 1) == any(a["outcome"] == "accepted_effect_absent" for a in census["acceptances"])

@@ -176,7 +176,7 @@ def main() -> None:
     try:
         code = app(standalone_mode=False)
     except AuditError as e:
-        err.print(f"verimut: error: {e}", highlight=False, soft_wrap=True)
+        err.print(f"verimut: error: {e}", highlight=False, markup=False, soft_wrap=True)
         sys.exit(2)
     except typer.Exit as e:
         sys.exit(e.exit_code)
@@ -187,13 +187,16 @@ def main() -> None:
         # Usage errors (unknown option, missing argument) arrive here in non-standalone mode;
         # typer vendors its own click, so recognise them by their interface.
         if hasattr(e, "format_message") and hasattr(e, "exit_code"):
-            err.print(f"verimut: error: {e.format_message()}", highlight=False, soft_wrap=True)
+            err.print(f"verimut: error: {e.format_message()}", highlight=False, markup=False, soft_wrap=True)
             sys.exit(2)
         # Not exit 1, which means "confirmed false accepts": a crash means the audit could not finish.
         import traceback
 
         traceback.print_exc()
-        err.print(f"verimut: internal error: {type(e).__name__}: {e}; recorded cells are kept, run again to resume")
+        err.print(
+            f"verimut: internal error: {type(e).__name__}: {e}; recorded cells are kept, run again to resume",
+            markup=False,
+        )
         sys.exit(2)
     sys.exit(code if isinstance(code, int) else 0)
 
