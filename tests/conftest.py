@@ -19,5 +19,10 @@ def agentdojo() -> AgentDojo:
 def verimut(*args: str, cwd: Path = ROOT, timeout: float = 600) -> subprocess.CompletedProcess[str]:
     """Run the real command line, as a user would."""
     return subprocess.run(
-        [sys.executable, "-m", "verimut.cli", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout
+        [sys.executable, "-m", "verimut.cli", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
     )

@@ -8,7 +8,6 @@ from hypothesis import strategies as st
 
 from verimut.classify import Outcome, classify
 
-
 CASES = [
     # control, refused, delivered, verdict, same_as_reference -> outcome
     ((True, False, True, True, True), Outcome.CONTROL_PASS),

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from conftest import verimut
+from conftest import ROOT, verimut
 
 
 def ledger(out: Path) -> dict[str, dict]:
@@ -35,7 +37,7 @@ def ray_cluster():
     try:
         yield f"127.0.0.1:{port}"
     finally:
-        subprocess.run([str(ray_cli), "stop", "--force"], capture_output=True, env=env, timeout=180)
+        subprocess.run([str(ray_cli), "stop", "--force"], capture_output=True, env=env, timeout=180, check=False)
 
 
 @pytest.mark.parametrize(
@@ -99,8 +101,38 @@ def test_ray_missing_is_one_line_and_exit_2():
         "sys.argv = ['verimut', 'audit', 'agentdojo', '--executor', 'ray']; "
         "from verimut.cli import main; main()"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert result.returncode == 2, result.stderr
     assert result.stderr.strip() == (
         "verimut: error: --executor ray needs Ray: install verimut with the 'ray' extra (pip install 'verimut[ray]')"
     )
+
+
+def test_pool_workers_exit_when_the_run_is_killed(tmp_path):
+    out = tmp_path / "killed"
+    args = ["audit", "agentdojo", "--suite", "workspace", "--out", str(out), "-q", "--workers", "2"]
+    proc = subprocess.Popen([sys.executable, "-m", "verimut.cli", *args], cwd=ROOT)
+    ledger = out / "cells.jsonl"
+    deadline = time.time() + 120
+    while time.time() < deadline and (not ledger.exists() or ledger.read_text().count("\n") < 5):
+        time.sleep(0.05)
+    children = _children(proc.pid)
+    assert len(children) >= 2  # the pool's workers
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    deadline = time.time() + 15
+    while time.time() < deadline and any(_alive(pid) for pid in children):
+        time.sleep(0.2)
+    assert not [pid for pid in children if _alive(pid)]
+
+
+def _children(pid: int) -> list[int]:
+    return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"

@@ -127,7 +127,9 @@ def test_an_effect_is_contained_in_itself_plus_more(a: dict[str, Any], b: dict[s
 def test_a_record_added_with_another_generated_id_is_the_same_effect() -> None:
     start = {"bank": {"rows": [{"id": 1, "to": "A", "amount": 5}]}}
     want = oracle.compare(start, {"bank": {"rows": [*start["bank"]["rows"], {"id": 2, "to": "B", "amount": 9}]}}, [])
-    other_id = {"bank": {"rows": [*start["bank"]["rows"], {"id": 3, "to": "C", "amount": 1}, {"id": 7, "to": "B", "amount": 9}]}}
+    other_id = {
+        "bank": {"rows": [*start["bank"]["rows"], {"id": 3, "to": "C", "amount": 1}, {"id": 7, "to": "B", "amount": 9}]}
+    }
     other_value = {"bank": {"rows": [*start["bank"]["rows"], {"id": 2, "to": "B", "amount": 10}]}}
     assert oracle.missing(oracle.compare(start, other_id, []), want).gaps == []
     [gap] = oracle.missing(oracle.compare(start, other_value, []), want).gaps

@@ -10,6 +10,7 @@ import os
 import time
 
 from examples.todo_bench import TodoBench
+
 from verimut.run import Action, Run, Step
 
 

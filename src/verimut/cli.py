@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -49,7 +49,9 @@ def _swap_table(c: swap_mod.Census) -> Table:
         for key, n in rows.items():
             if key == "control":
                 ok = n.get("control_pass", 0)
-                table.add_row(suite, "diag (control)", str(n["cells"]), str(n.get("scored", 0)), f"{ok}/{n['cells']}", "", "", "")
+                table.add_row(
+                    suite, "diag (control)", str(n["cells"]), str(n.get("scored", 0)), f"{ok}/{n['cells']}", "", "", ""
+                )
                 continue
             other = sum(v for k, v in n.items() if k not in ("cells", "scored", "valid", "passed", *swap_mod.VALID))
             table.add_row(
@@ -83,15 +85,15 @@ def _finish(s: summary_mod.Summary | swap_mod.Census, directory: Path) -> None:
     raise typer.Exit(s.exit_code)
 
 
-_Version = Annotated[Optional[str], typer.Option("--version", "-v", help="Benchmark version (agentdojo: v1.2).")]
-_Suite = Annotated[Optional[list[str]], typer.Option("--suite", "-s", help="Only these suites (repeatable).")]
-_TaskOpt = Annotated[Optional[list[str]], typer.Option("--task", "-t", help="Only these task ids (repeatable).")]
-_Out = Annotated[Optional[Path], typer.Option("--out", "-o", help="Output directory; running again resumes.")]
+_Version = Annotated[str | None, typer.Option("--version", "-v", help="Benchmark version (agentdojo: v1.2).")]
+_Suite = Annotated[list[str] | None, typer.Option("--suite", "-s", help="Only these suites (repeatable).")]
+_TaskOpt = Annotated[list[str] | None, typer.Option("--task", "-t", help="Only these task ids (repeatable).")]
+_Out = Annotated[Path | None, typer.Option("--out", "-o", help="Output directory; running again resumes.")]
 _Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
 _Executor = Annotated[str, typer.Option(help="pool (worker processes), inprocess, or ray.")]
-_Workers = Annotated[Optional[int], typer.Option(help="Workers (default: all cores; ray: all cores of this machine).")]
+_Workers = Annotated[int | None, typer.Option(help="Workers (default: all cores; ray: all cores of this machine).")]
 _Timeout = Annotated[float, typer.Option(help="Seconds before a cell is cut and recorded as error (pool, ray).")]
-_Address = Annotated[Optional[str], typer.Option(help="Ray: the address of a running cluster (default: start one here).")]
+_Address = Annotated[str | None, typer.Option(help="Ray: the address of a running cluster (default: start one here).")]
 
 
 @app.command()
@@ -101,7 +103,7 @@ def audit(
     suite: _Suite = None,
     task: _TaskOpt = None,
     family: Annotated[
-        Optional[list[str]], typer.Option("--family", "-f", help="Only these fault families (repeatable).")
+        list[str] | None, typer.Option("--family", "-f", help="Only these fault families (repeatable).")
     ] = None,
     out_dir: _Out = None,
     quiet: _Quiet = False,
@@ -183,7 +185,7 @@ def main() -> None:
     except (typer.Abort, KeyboardInterrupt):
         err.print("verimut: interrupted; scored cells are in the ledger, run again to resume")
         sys.exit(130)
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001  (usage errors and crashes, sorted below)
         # Usage errors (unknown option, missing argument) arrive here in non-standalone mode;
         # typer vendors its own click, so recognise them by their interface.
         if hasattr(e, "format_message") and hasattr(e, "exit_code"):

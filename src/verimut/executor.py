@@ -13,6 +13,7 @@ environment (to the executor's name).
 
 from __future__ import annotations
 
+import logging
 import multiprocessing as mp
 import os
 import time
@@ -69,13 +70,39 @@ class _Slot:
         self.started = 0.0
 
 
+def _feed(slots: Sequence[Any], pending: list[list[Cell]]) -> list[Any]:
+    """Give each idle worker the next cell of its group (or a new group); return the busy ones."""
+    for w in slots:
+        if w.cell is None:
+            if not w.queue and pending:
+                w.queue = pending.pop()
+            if w.queue:
+                w.give(w.queue.pop(0))
+    return [w for w in slots if w.cell is not None]
+
+
+def _wake(busy: Sequence[_Slot], timeout: float) -> float:
+    """Seconds until the first cell in flight runs out of time."""
+    return max(0.0, min(w.started + timeout for w in busy) - time.monotonic())
+
+
 # --- a local process pool ----------------------------------------------------------------
 
 
 def _serve(scorer: Scorer, conn: Connection) -> None:
     os.environ[WORKER_ENV] = "pool"
+    parent = os.getppid()
     while True:
-        cell = conn.recv()
+        # A killed parent does not close this pipe (sibling workers hold copies of its end), so
+        # notice the parent's death by being re-parented, rather than wait forever.
+        if not conn.poll(1.0):
+            if os.getppid() != parent:
+                return
+            continue
+        try:
+            cell = conn.recv()
+        except EOFError:
+            return
         if cell is None:
             return
         conn.send(scorer.score(cell))
@@ -135,16 +162,10 @@ class Pool:
 
     def _drive(self, ctx: Any, scorer: Scorer, pool: list[_Process], pending: list[list[Cell]]) -> Iterator[CellResult]:
         while True:
-            for w in pool:
-                if w.cell is None:
-                    if not w.queue and pending:
-                        w.queue = pending.pop()
-                    if w.queue:
-                        w.give(w.queue.pop(0))
-            busy = [w for w in pool if w.cell is not None]
+            busy = _feed(pool, pending)
             if not busy:
                 return
-            wake = max(0.0, min(w.started + self.timeout for w in busy) - time.monotonic())
+            wake = _wake(busy, self.timeout)
             ready = wait([w.conn for w in busy] + [w.process.sentinel for w in busy], timeout=wake)
             for n, w in enumerate(pool):
                 if w.cell is None:
@@ -220,12 +241,11 @@ class Ray:
 
         if ray.is_initialized():
             return
-        self._owned = True
         if self.address:
             _reachable(self.address)
             try:
-                ray.init(address=self.address, logging_level="ERROR", log_to_driver=False)
-            except Exception as e:  # Ray raises several kinds (connection, authentication, version)
+                ray.init(address=self.address, logging_level=logging.ERROR, log_to_driver=False)
+            except Exception as e:  # noqa: BLE001  (Ray raises several kinds: connection, authentication, version)
                 first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
                 raise AuditError(f"cannot connect to the Ray cluster at {self.address}: {first}") from None
         else:
@@ -233,11 +253,11 @@ class Ray:
                 address="local",  # a new instance, even when `ray start` runs one on this machine
                 num_cpus=self.workers,
                 include_dashboard=False,
-                logging_level="ERROR",
+                logging_level=logging.ERROR,
                 log_to_driver=False,
                 object_store_memory=128 * 1024 * 1024,
             )
-        return True
+        self._owned = True
 
     def run(self, scorer: Scorer, groups: Iterable[Group]) -> Iterator[CellResult]:
         import ray
@@ -256,16 +276,10 @@ class Ray:
         slots = [_RaySlot(spawn()) for _ in range(min(self.workers, len(pending)))]
         try:
             while True:
-                for s in slots:
-                    if s.cell is None:
-                        if not s.queue and pending:
-                            s.queue = pending.pop()
-                        if s.queue:
-                            s.give(s.queue.pop(0))
-                busy = [s for s in slots if s.cell is not None]
+                busy = _feed(slots, pending)
                 if not busy:
                     return
-                wake = max(0.0, min(s.started + self.timeout for s in busy) - time.monotonic())
+                wake = _wake(busy, self.timeout)
                 done, _ = ray.wait([s.ref for s in busy], num_returns=1, timeout=wake)
                 for n, s in enumerate(slots):
                     if s.cell is None:

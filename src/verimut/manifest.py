@@ -154,7 +154,9 @@ def _fault_cells(
             cells.append(Cell(cell_id(task, fam, "-"), task, fam, "-", None, result.reason))
             continue
         for edit in result:
-            cells.append(Cell(cell_id(task, fam, edit.variant), task, fam, edit.variant, edit.run, edit.note, edit.detail))
+            cells.append(
+                Cell(cell_id(task, fam, edit.variant), task, fam, edit.variant, edit.run, edit.note, edit.detail)
+            )
     return census, unpinned, cells
 
 

@@ -309,7 +309,9 @@ def missing(have: Sequence[CollectionDiff], want: Sequence[CollectionDiff], free
                 else:
                     n = next((k for k, y in enumerate(unused) if _loose_equal(x, y, loose_values)), -1)
                     if n < 0:
-                        gaps.append(f"{w.collection}: a record the task {what} is not {what}: {canonical(record).decode()}")
+                        gaps.append(
+                            f"{w.collection}: a record the task {what} is not {what}: {canonical(record).decode()}"
+                        )
                         continue
                     loose.append(f"{w.collection}: {what}, with other free text: {canonical(unused[n]).decode()}")
                 del unused[n], contents[n]

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import msgspec
 
 from verimut import oracle
-from verimut.benchmark import Benchmark
-from verimut.errors import AuditError
+from verimut.benchmark import Benchmark, Verdict
 from verimut.classify import Outcome, classify, classify_swap
+from verimut.errors import AuditError
 from verimut.ledger import CellResult
 from verimut.manifest import Cell, Manifest
 from verimut.replay import Replayer
@@ -87,14 +87,10 @@ class Scorer:
         }
         if done.failed_at is not None:  # a control whose own action raised: say so beside its verdict
             evidence["error"] = error
-        try:
-            verdict = self.bench.verify(done.episode, cell.run)
-        except Exception as e:  # the verifier is the benchmark's code: any exception is its error
-            evidence["traceback"] = traceback.format_exc(limit=5)
-            return self._row(cell, Outcome.ERROR, None, evidence, reason=f"verifier raised {type(e).__name__}: {e}")
-        evidence["verifier"] = verdict.detail
-        if verdict.checks:
-            evidence["checks"] = verdict.checks
+        run = cell.run
+        verdict = self._verdict(lambda: self.bench.verify(done.episode, run), evidence)
+        if isinstance(verdict, str):
+            return self._row(cell, Outcome.ERROR, None, evidence, reason=verdict)
         outcome = classify(
             control=cell.is_control,
             refused=False,
@@ -113,7 +109,9 @@ class Scorer:
         """Task j's run, replayed from j's start, graded by task i's verifier (i = cell.task)."""
         verify_as = getattr(self.bench, "verify_as", None)
         if not callable(verify_as):
-            raise AuditError(f"{self.manifest.benchmark} cannot grade one task's run with another's verifier (no verify_as)")
+            raise AuditError(
+                f"{self.manifest.benchmark} cannot grade one task's run with another's verifier (no verify_as)"
+            )
         done = self.replayer.replay(cell.run_task, run)
         evidence: dict[str, Any] = {"run_task": cell.run_task, "rung": cell.detail.get("rung")}
         if done.failed_at is not None:
@@ -127,19 +125,27 @@ class Scorer:
         evidence["effect_missing"] = gaps
         if found.loose:
             evidence["effect_free_text_differs"] = found.loose
-        try:
-            verdict = verify_as(cell.task, done.episode, run)
-        except Exception as e:  # the verifier is the benchmark's code: any exception is its error
-            evidence["traceback"] = traceback.format_exc(limit=5)
-            return self._row(cell, Outcome.ERROR, None, evidence, reason=f"verifier raised {type(e).__name__}: {e}")
-        evidence["verifier"] = verdict.detail
-        if verdict.checks:
-            evidence["checks"] = verdict.checks
+        verdict = self._verdict(lambda: verify_as(cell.task, done.episode, run), evidence)
+        if isinstance(verdict, str):
+            return self._row(cell, Outcome.ERROR, None, evidence, reason=verdict)
         outcome = classify_swap(delivered=True, verdict=verdict.passed, effect_present=not gaps)
         reason = None
         if outcome is Outcome.ACCEPTED_EFFECT_ABSENT:
             reason = f"{cell.task}'s verifier passed a run whose end state lacks its requested effect: {gaps[0]}"
         return self._row(cell, outcome, verdict.passed, evidence, reason=reason)
+
+    @staticmethod
+    def _verdict(call: Callable[[], Verdict], evidence: dict[str, Any]) -> Verdict | str:
+        """Call the verifier; record what it said in `evidence`. A string is why it raised."""
+        try:
+            verdict = call()
+        except Exception as e:  # noqa: BLE001  (the verifier is the benchmark's code: any exception is its error)
+            evidence["traceback"] = traceback.format_exc(limit=5)
+            return f"verifier raised {type(e).__name__}: {e}"
+        evidence["verifier"] = verdict.detail
+        if verdict.checks:
+            evidence["checks"] = verdict.checks
+        return verdict
 
     def _why_missed(self, task: str, collections: list[str]) -> str | None:
         explain = getattr(self.bench, "explain", None)

@@ -139,11 +139,7 @@ def markdown(s: Summary) -> str:
         lines += [f"- `{f['cell_id']}`: {f['edit']}" for f in s.false_rejects]
         lines.append("")
     lines += [
-        "## What the end-state check left out",
-        "",
-        "- telemetry (records reads, not effects): " + (", ".join(f"`{t}`" for t in s.telemetry) or "none"),
-        "- masked (differs between two replays of the same reference run): "
-        + (", ".join(f"`{t}`" for t in s.masked) or "none"),
+        *left_out(s.telemetry, s.masked),
         f"- written arguments wrong-value left alone because the task does not pin them: {s.unpinned_arguments}",
         f"- idempotence census: {s.census['non_idempotent']} of {s.census['writes']} reference writes change the state again when repeated",
         "",
@@ -151,8 +147,24 @@ def markdown(s: Summary) -> str:
     return "\n".join(lines)
 
 
+def left_out(telemetry: list[str], masked: list[str]) -> list[str]:
+    """The report's lines on what the end-state check did not compare."""
+    return [
+        "## What the end-state check left out",
+        "",
+        "- telemetry (records reads, not effects): " + (", ".join(f"`{t}`" for t in telemetry) or "none"),
+        "- masked (differs between two replays of the same reference run): "
+        + (", ".join(f"`{t}`" for t in masked) or "none"),
+    ]
+
+
+def save(report: Any, text: str, out: Path) -> None:
+    """summary.json (the report, for machines) and summary.md (the text, for people)."""
+    (out / "summary.json").write_bytes(msgspec.json.format(msgspec.json.encode(report)))
+    (out / "summary.md").write_text(text)
+
+
 def write(m: Manifest, rows: Mapping[str, CellResult], out: Path) -> Summary:
     s = build(m, rows)
-    (out / "summary.json").write_bytes(msgspec.json.format(msgspec.json.encode(s)))
-    (out / "summary.md").write_text(markdown(s))
+    save(s, markdown(s), out)
     return s

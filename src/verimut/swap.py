@@ -31,6 +31,7 @@ from typing import Any
 
 import msgspec
 
+from verimut import summary
 from verimut.classify import Outcome
 from verimut.faults import CONTROL
 from verimut.ledger import CellResult
@@ -86,9 +87,8 @@ def rung(i: TaskFacts, j: TaskFacts) -> tuple[str, str]:
 
 def _start(i: str, j: str, facts: Mapping[str, TaskFacts]) -> str:
     same = facts[i].start_digest == facts[j].start_digest
-    return (
-        f"the run is replayed from {j}'s clean start, which the verifier also gets as its start state; "
-        + (f"{i}'s own clean start is identical" if same else f"{i}'s own clean start DIFFERS from it")
+    return f"the run is replayed from {j}'s clean start, which the verifier also gets as its start state; " + (
+        f"{i}'s own clean start is identical" if same else f"{i}'s own clean start DIFFERS from it"
     )
 
 
@@ -108,7 +108,9 @@ def grid(facts: Mapping[str, TaskFacts]) -> list[Cell]:
                 r, why = rung(facts[i], facts[j])
                 detail = {"run_task": j, "rung": r, "rung_reason": why, "start": _start(i, j, facts)}
                 note = f"the reference run of {j}, with its own answer, graded by the verifier of {i}"
-                cells.append(Cell(cell_id(i, SWAP, j.rsplit("/", 1)[-1]), i, SWAP, j.rsplit("/", 1)[-1], run, note, detail))
+                cells.append(
+                    Cell(cell_id(i, SWAP, j.rsplit("/", 1)[-1]), i, SWAP, j.rsplit("/", 1)[-1], run, note, detail)
+                )
     return cells
 
 
@@ -215,13 +217,15 @@ def markdown(c: Census) -> str:
         "",
         f"> {c.note}",
         "",
-        "Task j's reference run is replayed once from j's clean start (which the verifier of task i also "
-        "gets as its start state) and graded by the verifier of task i, for every ordered pair (i, j) of a "
-        "suite. The run keeps its own final answer (j's). Rungs are read off the two reference runs: "
-        "Rung-0 when they make the same calls in the same order (argument values aside); otherwise "
-        "read-only when either changes no collection; otherwise by the collections each changes (the "
-        "oracle's diff from the clean start, telemetry and masks left out): the same (Rung-1), "
-        "overlapping (Rung-2), disjoint (Rung-3).",
+        (
+            "Task j's reference run is replayed once from j's clean start (which the verifier of task i also "
+            "gets as its start state) and graded by the verifier of task i, for every ordered pair (i, j) of a "
+            "suite. The run keeps its own final answer (j's). Rungs are read off the two reference runs: "
+            "Rung-0 when they make the same calls in the same order (argument values aside); otherwise "
+            "read-only when either changes no collection; otherwise by the collections each changes (the "
+            "oracle's diff from the clean start, telemetry and masks left out): the same (Rung-1), "
+            "overlapping (Rung-2), disjoint (Rung-3)."
+        ),
         "",
         "## Table 1: valid cells and verifier passes per rung",
         "",
@@ -232,7 +236,9 @@ def markdown(c: Census) -> str:
         for key, n in rows.items():
             if key == CONTROL:
                 passed = n.get(Outcome.CONTROL_PASS.value, 0)
-                lines.append(f"| {suite} | Diag (control) | {n['cells']} | {n.get('scored', 0)} | {passed}/{n['cells']} pass | | | |")
+                lines.append(
+                    f"| {suite} | Diag (control) | {n['cells']} | {n.get('scored', 0)} | {passed}/{n['cells']} pass | | | |"
+                )
                 continue
             other = {k: v for k, v in n.items() if k not in ("cells", "scored", "valid", "passed", *VALID)}
             lines.append(
@@ -246,8 +252,10 @@ def markdown(c: Census) -> str:
         lines += [f"- `{f['cell_id']}`: {f['outcome']}: {f['reason']}" for f in c.control_failures]
     lines += ["", f"## Off-diagonal acceptances: {len(c.acceptances) or 'none found'}", ""]
     lines += [
-        f"Of these, accepted with the verifier's requested effect absent (confirmed false accepts): "
-        f"{len(c.false_accepts) or 'none found'}.",
+        (
+            "Of these, accepted with the verifier's requested effect absent (confirmed false accepts): "
+            f"{len(c.false_accepts) or 'none found'}."
+        ),
         "",
     ]
     for a in c.acceptances:
@@ -265,18 +273,11 @@ def markdown(c: Census) -> str:
             lines.append("- present only with other free text (text the verifier's task does not pin):")
             lines += [f"  - {g}" for g in a["effect_free_text_differs"]]
         lines.append("")
-    lines += [
-        "## What the end-state check left out",
-        "",
-        "- telemetry: " + (", ".join(f"`{t}`" for t in c.telemetry) or "none"),
-        "- masked: " + (", ".join(f"`{t}`" for t in c.masked) or "none"),
-        "",
-    ]
+    lines += [*summary.left_out(c.telemetry, c.masked), ""]
     return "\n".join(lines)
 
 
 def write(m: Manifest, rows: Mapping[str, CellResult], out: Path) -> Census:
     c = build(m, rows)
-    (out / "summary.json").write_bytes(msgspec.json.format(msgspec.json.encode(c)))
-    (out / "summary.md").write_text(markdown(c))
+    summary.save(c, markdown(c), out)
     return c

@@ -134,7 +134,11 @@ class AgentDojo:
 
     def fork(self, episode: Episode) -> Episode:
         return Episode(
-            episode.task_id, episode.task, episode.suite, episode.start.model_copy(deep=True), episode.env.model_copy(deep=True)
+            episode.task_id,
+            episode.task,
+            episode.suite,
+            episode.start.model_copy(deep=True),
+            episode.env.model_copy(deep=True),
         )
 
     def verify(self, episode: Episode, run: Run) -> Verdict:
