@@ -31,8 +31,8 @@ A. The intent-swap census (verimut's "swap" arm), over all the swap manifest's c
   `build_s`, reported as `swap_build_s`); then `audit.score_all(bench, m, out,
   executor.InProcess())` (timed as `score_s`, reported as `swap_scoring_s`): controls
   first, then the swap cells, grouped by run. The Scorer's Replayer replays each run j once
-  from reset, keeps a forked checkpoint after each action, and hands each cell a fork of
-  the end state; each cell's end state is diffed against its start (the oracle's effect
+  from reset, keeps its end, and hands each cell a fork of that end (all cells share
+  one end snapshot); each cell's end state is diffed against its start (the oracle's effect
   check) and graded by verifier i (`verify_as`); every row goes to the fsync'd ledger. A
   cell whose own task's or run task's control did not pass is recorded unscorable (no
   replay, no verifier), and a cell whose run raised is recorded incomplete without calling
@@ -53,9 +53,11 @@ the verifier); disagreements are counted and warned about.
 B. Prefix reuse in the fault arm, over the fault manifest (built once, see above):
 
 - `fault_on`: `audit.score_all(bench, m, out, InProcess())` into a fresh temporary
-  directory (holding the manifest, written outside the timer), as verimut runs it: a fault
-  cell whose run shares its first k actions with the task's reference run starts from a
-  fork of the checkpoint after k actions.
+  directory (holding the manifest, written outside the timer), as verimut runs it: the reference
+  run of each task is replayed once and kept (its end state serves every cell's
+  comparison; the control starts from a fork of it); every edited run is replayed from
+  reset. (An earlier version also started edited runs from forked checkpoints of shared
+  prefixes; this measurement showed that did not pay on AgentDojo, so it was dropped.)
 - `fault_off`: the same, with prefix reuse turned off. The script wraps
   `verimut.replay.Replayer.__init__` for this measurement only (restored in a `finally`):
   the wrapper calls the original and then sets `self.forks = False`, so the Replayer falls

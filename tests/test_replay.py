@@ -1,4 +1,4 @@
-"""Replays that reuse a shared prefix (forked checkpoints) end exactly where fresh replays do."""
+"""Replays that reuse a kept reference run (forked) end exactly where fresh replays do."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ def slice_manifest(agentdojo):
     return manifest_mod.build(agentdojo, tasks, list(FAMILIES))
 
 
-def test_forked_replays_match_fresh_ones_for_every_cell(agentdojo, slice_manifest):
+def test_replayer_replays_match_fresh_ones_for_every_cell(agentdojo, slice_manifest):
     m = slice_manifest
     replayer = Replayer(agentdojo, {t: f.reference for t, f in m.tasks.items()}, keep=1)
     checked = 0

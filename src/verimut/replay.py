@@ -32,41 +32,26 @@ def replay(bench: Benchmark, task: str, run: Run) -> Replay:
     return Replay(episode, start, bench.snapshot(episode), steps)
 
 
-class _Checkpoints:
-    """One task's reference run, replayed once: the episode after each of its first k actions."""
+class _Checkpoint:
+    """A task's reference run, replayed once: the episode after its last action, kept to fork."""
 
     def __init__(self, bench: Any, task: str, reference: Run) -> None:
-        self.actions = reference.actions
-        episode = bench.reset(task)
-        self.start = bench.snapshot(episode)
-        self.episodes = [bench.fork(episode)]
-        self.steps: list[Step] = []
-        self.ends: dict[int, Any] = {}  # k -> snapshot after k actions, taken when first asked for
-        for action in reference.actions:
-            step = bench.execute(episode, action)
-            if step.error is not None:
-                break  # an action that raised may have half-changed the state: no checkpoint after it
-            self.steps.append(step)
-            self.episodes.append(bench.fork(episode))
-
-    def shared(self, run: Run) -> int:
-        """How many leading actions `run` shares with the reference (and has a checkpoint for)."""
-        k = 0
-        for a, b in zip(run.actions, self.actions[: len(self.episodes) - 1]):
-            if a != b:
-                break
-            k += 1
-        return k
+        self.run = reference
+        done = replay(bench, task, reference)
+        self.start, self.end, self.steps = done.start, done.end, done.steps
+        self.episode = done.episode if done.failed_at is None else None  # a failed replay is not reused
 
 
 class Replayer:
-    """Replays runs of the tasks of one audit, reusing work where the adapter can fork.
+    """Replays runs of the tasks of one audit; a run replayed for many cells is replayed once.
 
-    With an adapter that forks (`Forks`), each task's reference run is replayed once and the
-    episode kept after each of its actions; a run that shares its first k actions with the
-    reference starts from a fork of the checkpoint after k, instead of from `reset`. Every
-    replay gets its own fork, so a verifier that changes its episode changes nobody else's.
-    Checkpoints are kept for the `keep` tasks used last (work arrives grouped by task).
+    With an adapter that forks (`Forks`), each task's reference run is replayed once and its
+    end kept: the swap census grades that one run with every verifier of the suite, each on
+    its own fork of the end (so a verifier that changes its episode changes nobody else's),
+    and all share one end snapshot. Other runs are replayed from `reset`. Starting edited
+    runs from forks of shared prefixes was measured too (bench/bench_swap.py) and did not pay
+    on AgentDojo, where a fork costs what a reset does: 1.02-1.05x slower. Checkpoints are
+    kept for the `keep` tasks used last (work arrives grouped by run).
     """
 
     def __init__(self, bench: Benchmark, references: Mapping[str, Run], keep: int = 4) -> None:
@@ -74,31 +59,26 @@ class Replayer:
         self.references = references
         self.keep = keep
         self.forks = callable(getattr(bench, "fork", None))
-        self._tasks: OrderedDict[str, _Checkpoints] = OrderedDict()
+        self._tasks: OrderedDict[str, _Checkpoint] = OrderedDict()
 
-    def _checkpoints(self, task: str) -> _Checkpoints:
+    def _checkpoint(self, task: str) -> _Checkpoint:
         if task in self._tasks:
             self._tasks.move_to_end(task)
         else:
-            self._tasks[task] = _Checkpoints(self.bench, task, self.references[task])
+            self._tasks[task] = _Checkpoint(self.bench, task, self.references[task])
             while len(self._tasks) > self.keep:
                 self._tasks.popitem(last=False)
         return self._tasks[task]
 
+    def reference_end(self, task: str) -> Any:
+        """The end state of the task's reference run (replayed once per task while kept)."""
+        return self._checkpoint(task).end
+
     def replay(self, task: str, run: Run) -> Replay:
-        if not self.forks:
+        if not self.forks or self.references.get(task) != run:
             return replay(self.bench, task, run)
-        cp = self._checkpoints(task)
-        k = cp.shared(run)
-        episode = self.bench.fork(cp.episodes[k])  # type: ignore[attr-defined]
-        steps = list(cp.steps[:k])
-        for i in range(k, len(run.actions)):
-            step = self.bench.execute(episode, run.actions[i])
-            steps.append(step)
-            if step.error is not None:
-                return Replay(episode, cp.start, self.bench.snapshot(episode), steps, i)
-        if len(run.actions) == k:  # ends on a checkpoint: its snapshot serves every run that does
-            if k not in cp.ends:
-                cp.ends[k] = self.bench.snapshot(cp.episodes[k])
-            return Replay(episode, cp.start, cp.ends[k], steps)
-        return Replay(episode, cp.start, self.bench.snapshot(episode), steps)
+        cp = self._checkpoint(task)
+        if cp.episode is None:
+            return replay(self.bench, task, run)
+        episode = self.bench.fork(cp.episode)  # type: ignore[attr-defined]
+        return Replay(episode, cp.start, cp.end, list(cp.steps))
