@@ -16,6 +16,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColum
 from rich.text import Text
 
 from verimut import manifest as manifest_mod
+from verimut import rewards
 from verimut import summary as summary_mod
 from verimut import swap as swap_mod
 from verimut.benchmark import Benchmark
@@ -172,11 +173,13 @@ def score_all(
     return rows
 
 
-def summarize(m: Manifest, rows: dict[str, CellResult], out: Path) -> summary_mod.Summary | swap_mod.Census:
-    """Write summary.md/json for the manifest's arm."""
+def summarize(
+    m: Manifest, rows: dict[str, CellResult], out: Path, c: float = rewards.DEFAULT_C
+) -> summary_mod.Summary | swap_mod.Census:
+    """Write summary.md/json (and, for the fault arm, rewards.json) for the manifest's arm."""
     if m.arm == swap_mod.SWAP:
         return swap_mod.write(m, rows, out)
-    return summary_mod.write(m, rows, out)
+    return summary_mod.write(m, rows, out, c)
 
 
 def _run(

@@ -18,6 +18,7 @@ from verimut import audit as audit_mod
 from verimut import executor as executor_mod
 from verimut import ledger as ledger_mod
 from verimut import manifest as manifest_mod
+from verimut import rewards
 from verimut import summary as summary_mod
 from verimut import swap as swap_mod
 from verimut.errors import AuditError
@@ -77,6 +78,8 @@ def _finish(s: summary_mod.Summary | swap_mod.Census, directory: Path) -> None:
     else:
         out.print(_table(s))
         out.print(f"confirmed false accepts: {len(s.false_accepts) or 'none found'}; " + s.note)
+        if s.rewards:
+            out.print(f"rewards: {s.rewards['conclusion']} (per cell: {directory / summary_mod.REWARDS})")
     if s.control_failures:
         out.print(f"[bold red]{len(s.control_failures)} control(s) failed[/]: see the report")
     out.print(
@@ -159,11 +162,21 @@ def swap(
 
 
 @app.command()
-def report(directory: Annotated[Path, typer.Argument(help="An audit's --out directory.")]) -> None:
-    """Rebuild summary.md and summary.json from an audit's (or a swap census's) manifest and ledger."""
+def report(
+    directory: Annotated[Path, typer.Argument(help="An audit's --out directory.")],
+    reward_modules: Annotated[
+        list[str] | None,
+        typer.Option("--rewards", help="A module that registers reward formulas (verimut.rewards.formula); repeatable."),
+    ] = None,
+    procredit_c: Annotated[float, typer.Option("--procredit-c", help="ProCredit's weight c (> 0).")] = rewards.DEFAULT_C,
+) -> None:
+    """Rebuild summary.md/json (and rewards.json) from an audit's (or a swap census's) manifest and ledger."""
+    if procredit_c <= 0:
+        raise AuditError(f"--procredit-c must be positive, not {procredit_c:g}")
+    rewards.load(reward_modules or [])
     m = manifest_mod.read(directory)
     rows = ledger_mod.Ledger(directory).read()
-    _finish(audit_mod.summarize(m, rows, directory), directory)
+    _finish(audit_mod.summarize(m, rows, directory, procredit_c), directory)
 
 
 @app.command()

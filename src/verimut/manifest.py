@@ -60,6 +60,9 @@ class TaskFacts(msgspec.Struct, frozen=True):
     # String values the effect writes that the task does not pin (free text, like a message
     # body the agent composes): another string there is still the requested effect.
     free_text: list[str] = []
+    # The verifier's checks on the clean start (no action, empty answer): what "initially
+    # failing" means for ProCredit's progress term. Empty when the verifier raised there.
+    initial_checks: dict[str, bool] = {}
 
     @property
     def writes(self) -> list[str]:
@@ -165,6 +168,14 @@ def _free_text(effect: list[oracle.CollectionDiff], instruction: str, run: Run, 
     return sorted(v for v in oracle.strings(effect) if pin_source(v, instruction, reads) is None)
 
 
+def _initial_checks(bench: Benchmark, task: str) -> dict[str, bool]:
+    try:
+        verdict = bench.verify(bench.reset(task), Run(()))
+    except Exception:  # noqa: BLE001  (a verifier that cannot grade the clean start: nothing passes there)
+        return {}
+    return dict(verdict.checks) if verdict.checks else {"verdict": verdict.passed}
+
+
 def build(
     bench: Benchmark,
     tasks: Sequence[str],
@@ -190,7 +201,8 @@ def build(
             census, unpinned, task_cells = _fault_cells(bench, task, refs, families, ignore)
             cells += task_cells
         free = _free_text(effect, bench.instruction(task), refs.runs[task], refs.outputs[task])
-        facts[task] = TaskFacts(refs.runs[task], census, unpinned, refs.errors[task], effect, digest, free)
+        initial = _initial_checks(bench, task) if arm == "fault" else {}
+        facts[task] = TaskFacts(refs.runs[task], census, unpinned, refs.errors[task], effect, digest, free, initial)
         tick(task)
     if arm == "swap":
         cells = swap.grid(facts)

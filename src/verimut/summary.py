@@ -13,12 +13,14 @@ from typing import Any
 
 import msgspec
 
+from verimut import rewards
 from verimut.classify import Outcome
 from verimut.faults import CONTROL
 from verimut.ledger import CellResult
 from verimut.manifest import Cell, Manifest
 
 OUTCOMES = [o.value for o in Outcome]
+REWARDS = "rewards.json"  # every graded cell's reward under every formula
 LOWER_BOUND = (
     "This audit is a lower bound: it finds only what a planted edit causes and the end-state "
     "check sees. A zero means none found, not none exists."
@@ -41,6 +43,8 @@ class Summary(msgspec.Struct):
     unpinned_arguments: int
     census: dict[str, int]
     seconds: float
+    # Rewards: ProCredit's c, the formulas used, and one line on what the false accepts earn.
+    rewards: dict[str, Any] = {}
     note: str = LOWER_BOUND
 
     @property
@@ -49,6 +53,37 @@ class Summary(msgspec.Struct):
 
     def total(self, outcome: str) -> int:
         return sum(c.get(outcome, 0) for c in self.counts.values())
+
+
+def checks_of(row: CellResult) -> dict[str, bool]:
+    """The verifier's checks for a scored row: its own list, or the one verdict."""
+    if row.verdict is None:
+        return {}
+    return dict(row.evidence.get("checks") or {"verdict": row.verdict})
+
+
+def cell_rewards(m: Manifest, rows: Mapping[str, CellResult], c: float) -> dict[str, dict[str, float]]:
+    """Every cell the verifier graded, with its reward under every registered formula."""
+    return {
+        cid: rewards.of(checks_of(r), m.tasks[r.task].initial_checks, c)
+        for cid, r in rows.items()
+        if r.verdict is not None and r.task in m.tasks
+    }
+
+
+def _worth(m: Manifest, rows: Mapping[str, CellResult], row: CellResult, c: float) -> dict[str, Any]:
+    """A false accept's reward beside its control's, under each formula."""
+    control = rows.get(f"{row.task}:{CONTROL}")
+    if control is None or control.verdict is None:
+        return {}
+    initial = m.tasks[row.task].initial_checks
+    edit, ctrl = checks_of(row), checks_of(control)
+    mine, theirs = rewards.of(edit, initial, c), rewards.of(ctrl, initial, c)
+    return {
+        "rewards": {f: {"edit": mine[f], "control": theirs[f]} for f in mine},
+        "earns_full_reward": all(mine[f] >= theirs[f] for f in mine),
+        "procredit_any_c": rewards.for_any_c(edit, ctrl, initial),
+    }
 
 
 def _finding(cell: Cell, row: CellResult) -> dict[str, Any]:
@@ -64,15 +99,15 @@ def _finding(cell: Cell, row: CellResult) -> dict[str, Any]:
     }
 
 
-def build(m: Manifest, rows: Mapping[str, CellResult]) -> Summary:
+def build(m: Manifest, rows: Mapping[str, CellResult], c: float = rewards.DEFAULT_C) -> Summary:
     counts: dict[str, Counter[str]] = {}
     for cell in m.cells:
         counts.setdefault(cell.family, Counter())
     for row in rows.values():
         counts[row.family][row.outcome] += 1
-    ordered = [(c, rows[c.cell_id]) for c in m.cells if c.cell_id in rows]
+    ordered = [(cell, rows[cell.cell_id]) for cell in m.cells if cell.cell_id in rows]
     census = [e for f in m.tasks.values() for e in f.census]
-    return Summary(
+    summary = Summary(
         benchmark=m.benchmark,
         version=m.version,
         provenance=dict(sorted(m.provenance.items())),
@@ -80,8 +115,12 @@ def build(m: Manifest, rows: Mapping[str, CellResult]) -> Summary:
         cells=len(m.cells),
         scored=len(rows),
         counts={fam: {o: c[o] for o in OUTCOMES if c[o]} for fam, c in counts.items()},
-        false_accepts=[_finding(c, r) for c, r in ordered if r.outcome == Outcome.FALSE_ACCEPT.value],
-        false_rejects=[_finding(c, r) for c, r in ordered if r.outcome == Outcome.FALSE_REJECT.value],
+        false_accepts=[
+            {**_finding(cell, r), **_worth(m, rows, r, c)}
+            for cell, r in ordered
+            if r.outcome == Outcome.FALSE_ACCEPT.value
+        ],
+        false_rejects=[_finding(cell, r) for cell, r in ordered if r.outcome == Outcome.FALSE_REJECT.value],
         control_failures=[
             {"cell_id": r.cell_id, "outcome": r.outcome, "reason": r.reason}
             for _, r in ordered
@@ -93,6 +132,20 @@ def build(m: Manifest, rows: Mapping[str, CellResult]) -> Summary:
         census={"writes": len(census), "non_idempotent": sum(e.non_idempotent for e in census)},
         seconds=round(sum(r.seconds for r in rows.values()), 3),
     )
+    fas = summary.false_accepts
+    full = sum(bool(f.get("earns_full_reward")) for f in fas)
+    any_c = all(f.get("procredit_any_c") for f in fas)
+    summary.rewards = {
+        "procredit_c": c,
+        "formulas": list(rewards.FORMULAS),
+        "conclusion": (
+            f"{full} of {len(fas)} confirmed false accepts earn their control's full reward under every formula"
+            + (f" (ProCredit: for any c > 0, not only c = {c:g})" if fas and any_c else f" (ProCredit with c = {c:g})")
+        )
+        if fas
+        else "no confirmed false accept found, so no reward to compare",
+    }
+    return summary
 
 
 def _short(value: Any, limit: int = 160) -> str:
@@ -120,8 +173,14 @@ def markdown(s: Summary) -> str:
         lines += ["", "## Controls that FAILED (their tasks' other cells are unscorable)", ""]
         lines += [f"- `{f['cell_id']}`: {f['outcome']}: {f['reason']}" for f in s.control_failures]
     lines += ["", f"## Confirmed false accepts: {len(s.false_accepts) or 'none found'}", ""]
+    if s.rewards:
+        lines += [f"Rewards: {s.rewards['conclusion']}.", ""]
     for f in s.false_accepts:
         lines += [f"### `{f['cell_id']}`", "", f"- edit: {f['edit']}", f"- verifier: `{f['verifier']}` passed"]
+        if f.get("rewards"):
+            earned = ", ".join(f"{name} {v['edit']:g} (control {v['control']:g})" for name, v in f["rewards"].items())
+            full = "earns the control's full reward" if f["earns_full_reward"] else "earns less than the control"
+            lines.append(f"- reward: {earned}: {full}")
         if f["why_missed"]:
             lines.append(f"- why it was missed: {f['why_missed']}")
         lines.append("- end state differs from the reference's:")
@@ -164,7 +223,8 @@ def save(report: Any, text: str, out: Path) -> None:
     (out / "summary.md").write_text(text)
 
 
-def write(m: Manifest, rows: Mapping[str, CellResult], out: Path) -> Summary:
-    s = build(m, rows)
+def write(m: Manifest, rows: Mapping[str, CellResult], out: Path, c: float = rewards.DEFAULT_C) -> Summary:
+    s = build(m, rows, c)
     save(s, markdown(s), out)
+    (out / REWARDS).write_bytes(msgspec.json.format(msgspec.json.encode(cell_rewards(m, rows, c), order="sorted")))
     return s
