@@ -18,6 +18,7 @@ from verimut import audit as audit_mod
 from verimut import executor as executor_mod
 from verimut import ledger as ledger_mod
 from verimut import manifest as manifest_mod
+from verimut import repair as repair_mod
 from verimut import rewards
 from verimut import summary as summary_mod
 from verimut import swap as swap_mod
@@ -166,9 +167,13 @@ def report(
     directory: Annotated[Path, typer.Argument(help="An audit's --out directory.")],
     reward_modules: Annotated[
         list[str] | None,
-        typer.Option("--rewards", help="A module that registers reward formulas (verimut.rewards.formula); repeatable."),
+        typer.Option(
+            "--rewards", help="A module that registers reward formulas (verimut.rewards.formula); repeatable."
+        ),
     ] = None,
-    procredit_c: Annotated[float, typer.Option("--procredit-c", help="ProCredit's weight c (> 0).")] = rewards.DEFAULT_C,
+    procredit_c: Annotated[
+        float, typer.Option("--procredit-c", help="ProCredit's weight c (> 0).")
+    ] = rewards.DEFAULT_C,
 ) -> None:
     """Rebuild summary.md/json (and rewards.json) from an audit's (or a swap census's) manifest and ledger."""
     if procredit_c <= 0:
@@ -177,6 +182,37 @@ def report(
     m = manifest_mod.read(directory)
     rows = ledger_mod.Ledger(directory).read()
     _finish(audit_mod.summarize(m, rows, directory, procredit_c), directory)
+
+
+@app.command()
+def repair(
+    directory: Annotated[Path, typer.Argument(help="A fault-arm audit's --out directory.")],
+    benchmark: Annotated[
+        str | None, typer.Option(help="The benchmark as given to `audit`, when not built in (module:object).")
+    ] = None,
+) -> None:
+    """Write the minimal frame-condition checks for the audit's false accepts; regrade every cell with them."""
+    m = manifest_mod.read(directory)
+    if benchmark is None and m.benchmark not in adapters.BUILTIN:
+        raise AuditError(f"{m.benchmark!r} is not built in: give --benchmark module:object, as given to `audit`")
+    bench = adapters.load(benchmark or m.benchmark, m.version)
+    rows = ledger_mod.Ledger(directory).read()
+    with err.status("replaying and regrading every cell with the repaired verifiers ..."):
+        r = repair_mod.run(bench, m, rows, directory)
+    table = Table(title=f"{r.benchmark} {r.version}: the repair, regraded")
+    for col in ("", "before", "after"):
+        table.add_column(col)
+    table.add_row(
+        "confirmed false accepts",
+        f"{r.false_accepts} accepted",
+        f"{len(r.now_rejected)} rejected, {len(r.still_accepted)} still accepted",
+    )
+    table.add_row("controls", f"{r.controls} pass", f"{r.controls_still_passing} pass")
+    table.add_row("harmless edits", f"{r.harmless} pass", f"{r.harmless_still_passing} pass")
+    table.add_row("new false rejects", "", str(len(r.new_false_rejects) or "none found"))
+    out.print(table)
+    out.print(f"{r.checks} checks in {r.module}; report: {directory / repair_mod.REPAIR / 'summary.md'}")
+    raise typer.Exit(r.exit_code)
 
 
 @app.command()

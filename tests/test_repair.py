@@ -1,0 +1,109 @@
+"""Repair: frame checks synthesized from a real audit, written as a module, regraded over every cell."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import agentdojo
+import pytest
+
+from conftest import verimut
+from verimut import manifest as manifest_mod
+from verimut import repair
+from verimut.replay import replay
+
+
+def package_digest() -> str:
+    root = Path(agentdojo.__file__).parent
+    h = hashlib.sha256()
+    for f in sorted(root.rglob("*.py")):
+        h.update(f.read_bytes())
+    return h.hexdigest()
+
+
+@pytest.fixture(scope="module")
+def repaired(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("repair") / "banking"
+    assert verimut("audit", "agentdojo", "--suite", "banking", "--out", str(out), "-q").returncode == 1
+    before = package_digest()
+    result = verimut("repair", str(out))
+    assert result.returncode == 0, result.stderr
+    assert package_digest() == before  # the installed benchmark is never edited
+    return out
+
+
+def test_the_repair_rejects_the_duplicates_and_no_correct_run(repaired):
+    r = json.loads((repaired / "repair" / "summary.json").read_text())
+    ledger = [json.loads(x) for x in (repaired / "cells.jsonl").read_text().splitlines()]
+    fas = {x["cell_id"] for x in ledger if x["outcome"] == "false_accept"}
+    assert r["false_accepts"] == len(fas) and set(r["now_rejected"]) | set(r["still_accepted"]) == fas
+    duplicates = {c for c in fas if c.endswith((":extra", ":extra-ni"))}
+    assert duplicates and duplicates <= set(r["now_rejected"])
+    assert r["controls"] == r["controls_still_passing"] == 16
+    assert r["harmless"] == r["harmless_still_passing"] == sum(x["outcome"] == "harmless" for x in ledger)
+    assert r["new_false_rejects"] == [] and r["regrade_mismatches"] == []
+    # a changed value of a record the reference writes is not a frame-condition gap: left alone, and said so
+    unrepaired = {cid: why for t in r["tasks"] for cid, why in t["unrepaired"].items()}
+    assert set(unrepaired) == set(r["still_accepted"])
+    assert all("postcondition gap" in why for why in unrepaired.values())
+    # one count assertion per collection the reference adds to
+    by_task = {t["task"]: t["checks"] for t in r["tasks"]}
+    assert by_task["banking/user_task_0"] == [{"collection": "bank_account.transactions", "count": 1}]
+
+
+def test_the_written_module_wraps_the_original_verifier(repaired, agentdojo):
+    module = repair.load_module(repaired / "repair" / repair.MODULE)
+    assert [str(c) for c in module.CHECKS["banking/user_task_0"]] == ["AddedExactly('bank_account.transactions', 1)"]
+    m = manifest_mod.read(repaired)
+    cells = {c.cell_id: c for c in m.cells}
+    for cid, passes in [("banking/user_task_0:control", True), ("banking/user_task_0:extra", False)]:
+        cell = cells[cid]
+        done = replay(agentdojo, cell.task, cell.run)
+        original = agentdojo.verify(replay(agentdojo, cell.task, cell.run).episode, cell.run)
+        verdict = module.verify(agentdojo, cell.task, done.episode, cell.run, done.start)
+        assert original.passed and verdict.passed is passes
+        assert verdict.checks["AddedExactly('bank_account.transactions', 1)"] is passes
+
+
+def test_a_check_that_rejects_a_correct_run_is_named(repaired):
+    m = manifest_mod.read(repaired)
+    graded = [
+        repair.Regrade("t:control", "t", "control", "control_pass", "control_pass"),
+        repair.Regrade("t:omit", "t", "omit", "harmless", "false_reject", ["x.rows: 0 added, expected 1"]),
+    ]
+    r = repair.report(m, [], graded, Path("m.py"))
+    assert r.new_false_rejects == [
+        {
+            "cell_id": "t:omit",
+            "was": "harmless",
+            "now": "false_reject",
+            "failed_checks": ["x.rows: 0 added, expected 1"],
+        }
+    ]
+    assert r.exit_code == 1 and "`t:omit` (harmless -> false_reject): x.rows: 0 added, expected 1" in repair.markdown(r)
+
+
+def test_repair_of_a_plugin_benchmark_and_bad_input(tmp_path):
+    out = tmp_path / "todo"
+    assert verimut("audit", "examples.todo_bench:benchmark", "--out", str(out), "-q").returncode == 1
+    result = verimut("repair", str(out))
+    assert result.returncode == 2 and "give --benchmark module:object" in result.stderr
+    result = verimut("repair", str(out), "--benchmark", "examples.todo_bench:benchmark")
+    assert result.returncode == 0, result.stderr
+    r = json.loads((out / "repair" / "summary.json").read_text())
+    assert (
+        set(r["now_rejected"])
+        == {"todo/add_milk:extra", "todo/add_call:extra", "todo/add_milk:extra-ni", "todo/add_call:extra-ni"}
+        & set(r["now_rejected"])
+        and r["now_rejected"]
+    )
+    assert r["new_false_rejects"] == []
+    swap_out = tmp_path / "swap"
+    assert verimut("swap", "agentdojo", "--suite", "banking", "--out", str(swap_out), "-q").returncode == 1
+    result = verimut("repair", str(swap_out))
+    assert result.returncode == 2 and "repair works on a fault-arm audit" in result.stderr
+    shutil.rmtree(swap_out)
+    assert verimut("repair", str(tmp_path / "nothing")).returncode == 2
