@@ -94,12 +94,8 @@ def test_repair_of_a_plugin_benchmark_and_bad_input(tmp_path):
     result = verimut("repair", str(out), "--benchmark", "examples.todo_bench:benchmark")
     assert result.returncode == 0, result.stderr
     r = json.loads((out / "repair" / "summary.json").read_text())
-    assert (
-        set(r["now_rejected"])
-        == {"todo/add_milk:extra", "todo/add_call:extra", "todo/add_milk:extra-ni", "todo/add_call:extra-ni"}
-        & set(r["now_rejected"])
-        and r["now_rejected"]
-    )
+    duplicates = {f"todo/{t}:{f}" for t in ("add_milk", "add_call") for f in ("extra", "extra-ni")}
+    assert set(r["now_rejected"]) == duplicates and r["still_accepted"] == []
     assert r["new_false_rejects"] == []
     swap_out = tmp_path / "swap"
     assert verimut("swap", "agentdojo", "--suite", "banking", "--out", str(swap_out), "-q").returncode == 1
