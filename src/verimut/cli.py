@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from verimut import adapters
+from verimut import bundle as bundle_mod
 from verimut import audit as audit_mod
 from verimut import executor as executor_mod
 from verimut import ledger as ledger_mod
@@ -221,6 +222,11 @@ def families() -> None:
     for name, op in FAMILIES.items():
         doc = (op.__doc__ or "").strip().splitlines()
         out.print(f"[bold]{name}[/]  {doc[0] if doc else ''}")
+
+
+# Commands whose whole implementation lives in their own module.
+app.command("bundle")(bundle_mod.bundle_command)
+app.command("verify")(bundle_mod.verify_command)
 
 
 def main() -> None:

@@ -1,0 +1,250 @@
+"""The sealed evidence record, on real audit output: bundle, verify, the standard-library reproducer, tampering."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import io
+import json
+import shutil
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from conftest import ROOT
+from verimut import bundle
+from verimut.errors import AuditError
+
+
+def _run_cli(arm: str, out: Path) -> Path:
+    result = subprocess.run(
+        [sys.executable, "-m", "verimut.cli", arm, "agentdojo", "--suite", "banking", "--out", str(out), "-q"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert result.returncode == 1, result.stderr  # 1: confirmed false accepts found, as expected on banking
+    return out
+
+
+@pytest.fixture(scope="module")
+def fault_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _run_cli("audit", tmp_path_factory.mktemp("fault") / "banking")
+
+
+@pytest.fixture(scope="module")
+def swap_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _run_cli("swap", tmp_path_factory.mktemp("swap") / "banking-swap")
+
+
+@pytest.fixture(params=["fault_dir", "swap_dir"])
+def audit_dir(request: pytest.FixtureRequest) -> Path:
+    return Path(request.getfixturevalue(request.param))
+
+
+def _members(archive: Path) -> dict[str, bytes]:
+    with tarfile.open(archive) as tar:
+        return {m.name: tar.extractfile(m).read() for m in tar.getmembers() if m.isfile()}  # type: ignore[union-attr]
+
+
+def _repack(members: dict[str, bytes], dest: Path) -> Path:
+    """A tampered copy, written with plain tarfile (verify must not depend on how the archive was made)."""
+    with tarfile.open(dest, "w:gz") as tar:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return dest
+
+
+def _top(members: dict[str, bytes]) -> str:
+    return next(iter(members)).split("/", 1)[0]
+
+
+def test_bundle_then_verify_passes(audit_dir: Path, tmp_path: Path) -> None:
+    archive = bundle.write(audit_dir, tmp_path / "b.tar.gz")
+    report = bundle.verify(archive)
+    names = {n.split("/", 1)[1] for n in _members(archive)}
+    assert names == {
+        "SHA256SUMS",
+        "reproduce.py",
+        "versions.json",
+        *(f"audit/{p.name}" for p in audit_dir.iterdir()),
+    }
+    assert report.files == len(names) - 1  # every member but SHA256SUMS is listed in it
+    assert report.counts > 30 and report.same_reproducer
+    assert report.arm == ("swap" if "swap" in audit_dir.name else "fault")
+
+
+def test_default_destination_is_beside_the_directory(fault_dir: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "run"
+    shutil.copytree(fault_dir, copy)
+    assert bundle.write(copy) == tmp_path / "run-bundle.tar.gz"
+    assert _top(_members(tmp_path / "run-bundle.tar.gz")) == "run-bundle"
+
+
+def test_archive_is_byte_identical_when_written_twice(fault_dir: Path, tmp_path: Path) -> None:
+    first = bundle.write(fault_dir, tmp_path / "one.tar.gz").read_bytes()
+    second = bundle.write(fault_dir, tmp_path / "two.tar.gz").read_bytes()
+    assert first == second
+    with tarfile.open(tmp_path / "one.tar.gz") as tar:
+        infos = tar.getmembers()
+    assert [i.name for i in infos] == sorted(i.name for i in infos)
+    assert {(i.mtime, i.uid, i.gid, i.uname, i.gname, i.mode) for i in infos} == {(0, 0, 0, "", "", 0o644)}
+
+
+def test_versions_and_reproducer_copy(fault_dir: Path, tmp_path: Path) -> None:
+    members = _members(bundle.write(fault_dir, tmp_path / "b.tar.gz"))
+    top = _top(members)
+    v = json.loads(members[f"{top}/versions.json"])
+    assert v["python"] == ".".join(map(str, sys.version_info[:3])) and v["platform"]
+    assert v["packages"]["msgspec"] == importlib.metadata.version("msgspec")
+    assert v["packages"]["agentdojo"] == "0.1.35"
+    assert members[f"{top}/reproduce.py"] == (ROOT / "src/verimut/reproduce.py").read_bytes()
+    sums = members[f"{top}/SHA256SUMS"].decode().splitlines()
+    assert sums == [
+        f"{hashlib.sha256(data).hexdigest()}  {name.split('/', 1)[1]}"
+        for name, data in sorted(members.items())
+        if not name.endswith("/SHA256SUMS")
+    ]
+
+
+def test_every_file_is_sealed_including_later_features_and_torn_leftovers(fault_dir: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "run"
+    shutil.copytree(fault_dir, copy)
+    (copy / "repair").mkdir()
+    (copy / "repair" / "checks.py").write_text("assert len(added) == 1\n")
+    (copy / "rewards.json").write_text("{}\n")
+    (copy / "cells.jsonl.torn").write_bytes(b'{"cell_id": "torn\n')
+    archive = bundle.write(copy, tmp_path / "b.tar.gz")
+    names = set(_members(archive))
+    assert {f"run-bundle/audit/{n}" for n in ("repair/checks.py", "rewards.json", "cells.jsonl.torn")} <= names
+    assert bundle.verify(archive).files == 9
+
+
+def _isolated(script_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    # -I -S: no site-packages, no user site, no PYTHONPATH: only the standard library can be imported.
+    return subprocess.run(
+        [sys.executable, "-I", "-S", "reproduce.py", *args],
+        cwd=script_dir,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def _extract(archive: Path, into: Path) -> Path:
+    with tarfile.open(archive) as tar:
+        tar.extractall(into, filter="data")
+    [top] = into.iterdir()
+    return top
+
+
+def test_bundled_reproducer_runs_with_the_standard_library_alone(audit_dir: Path, tmp_path: Path) -> None:
+    top = _extract(bundle.write(audit_dir, tmp_path / "b.tar.gz"), tmp_path / "x")
+    run = _isolated(top)
+    assert run.returncode == 0, run.stdout + run.stderr
+    lines = run.stdout.splitlines()
+    assert sum(line.startswith("OK ") for line in lines) > 30
+    assert "MISMATCH" not in run.stdout and lines[-1].endswith("all OK")
+    assert _isolated(top, "audit").returncode == 0  # DIR given explicitly
+
+
+def test_a_changed_byte_is_named(fault_dir: Path, tmp_path: Path) -> None:
+    members = _members(bundle.write(fault_dir, tmp_path / "b.tar.gz"))
+    name = f"{_top(members)}/audit/cells.jsonl"
+    data = bytearray(members[name])
+    data[10] ^= 0x01
+    members[name] = bytes(data)
+    with pytest.raises(AuditError, match=r"changed: audit/cells\.jsonl$"):
+        bundle.verify(_repack(members, tmp_path / "t.tar.gz"))
+
+
+def test_a_missing_and_an_extra_member_are_named(fault_dir: Path, tmp_path: Path) -> None:
+    members = _members(bundle.write(fault_dir, tmp_path / "b.tar.gz"))
+    top = _top(members)
+    del members[f"{top}/audit/summary.md"]
+    with pytest.raises(AuditError, match=r"missing: audit/summary\.md"):
+        bundle.verify(_repack(members, tmp_path / "t1.tar.gz"))
+    members[f"{top}/audit/summary.md"] = b""
+    members[f"{top}/audit/notes.txt"] = b"added later\n"
+    with pytest.raises(AuditError) as e:
+        bundle.verify(_repack(members, tmp_path / "t2.tar.gz"))
+    assert "changed: audit/summary.md" in str(e.value) and "not listed in SHA256SUMS: audit/notes.txt" in str(e.value)
+
+
+def _flip_one(ledger: bytes) -> tuple[bytes, str]:
+    """The first `rejected` row, now a `false_accept`: a consistent edit of the ledger alone."""
+    lines = ledger.decode().splitlines(keepends=True)
+    n = next(i for i, line in enumerate(lines) if json.loads(line)["outcome"] == "rejected")
+    row = json.loads(lines[n])
+    lines[n] = lines[n].replace('"outcome":"rejected"', '"outcome":"false_accept"')
+    return "".join(lines).encode(), row["family"]
+
+
+def test_a_consistently_edited_ledger_fails_the_count(fault_dir: Path, tmp_path: Path) -> None:
+    members = _members(bundle.write(fault_dir, tmp_path / "b.tar.gz"))
+    top = _top(members)
+    ledger, family = _flip_one(members[f"{top}/audit/cells.jsonl"])
+    members[f"{top}/audit/cells.jsonl"] = ledger
+    sums = {line.split("  ", 1)[1]: line for line in members[f"{top}/SHA256SUMS"].decode().splitlines()}
+    sums["audit/cells.jsonl"] = f"{hashlib.sha256(ledger).hexdigest()}  audit/cells.jsonl"
+    members[f"{top}/SHA256SUMS"] = "".join(f"{line}\n" for line in sums.values()).encode()
+    archive = _repack(members, tmp_path / "t.tar.gz")
+
+    with pytest.raises(AuditError, match=r"does not reproduce summary\.json") as e:
+        bundle.verify(archive)
+    assert f"counts[{family}][false_accept]" in str(e.value) and "len(false_accepts) (ledger " in str(e.value)
+
+    run = _isolated(_extract(archive, tmp_path / "x"))
+    assert run.returncode == 1
+    assert f"MISMATCH  counts[{family}][rejected]" in run.stdout
+    assert "MISMATCH  len(false_accepts)" in run.stdout
+
+
+def test_bundle_refuses_what_it_cannot_seal(fault_dir: Path, tmp_path: Path) -> None:
+    with pytest.raises(AuditError, match="no manifest.json, cells.jsonl, summary.json"):
+        bundle.write(tmp_path, tmp_path.parent / "empty.tar.gz")
+    with pytest.raises(AuditError, match="would contain itself"):
+        bundle.write(fault_dir, fault_dir / "b.tar.gz")
+    copy = tmp_path / "stale"
+    shutil.copytree(fault_dir, copy)
+    (copy / "cells.jsonl").write_bytes(_flip_one((copy / "cells.jsonl").read_bytes())[0])
+    with pytest.raises(AuditError, match=r"summary\.json does not match its ledger .*verimut report"):
+        bundle.write(copy, tmp_path / "b.tar.gz")
+    (tmp_path / "junk.tar.gz").write_bytes(b"not an archive")
+    with pytest.raises(AuditError, match="not a readable bundle"):
+        bundle.verify(tmp_path / "junk.tar.gz")
+
+
+def test_commands(swap_dir: Path, tmp_path: Path) -> None:
+    app = typer.Typer()
+    app.command("bundle")(bundle.bundle_command)
+    app.command("verify")(bundle.verify_command)
+    runner = CliRunner()
+    archive = tmp_path / "census.tar.gz"
+
+    made = runner.invoke(app, ["bundle", str(swap_dir), "--out", str(archive)])
+    assert made.exit_code == 0, made.output
+    assert str(archive) in made.output and "(7 files;" in made.output
+
+    checked = runner.invoke(app, ["verify", str(archive)])
+    assert checked.exit_code == 0, checked.output
+    n = bundle.verify(archive).counts
+    assert (
+        checked.output.strip()
+        == f"6 files match their checksums; {n} counts re-derived from the ledger match summary.json"
+    )
+
+    members = _members(archive)
+    del members[f"{_top(members)}/versions.json"]
+    bad = runner.invoke(app, ["verify", str(_repack(members, tmp_path / "t.tar.gz"))])
+    assert isinstance(bad.exception, AuditError) and "missing: versions.json" in str(bad.exception)
