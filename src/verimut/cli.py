@@ -13,14 +13,14 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from verimut import adapters
-from verimut import bundle as bundle_mod
+from verimut import adapters, rewards
 from verimut import audit as audit_mod
+from verimut import bundle as bundle_mod
 from verimut import executor as executor_mod
 from verimut import ledger as ledger_mod
 from verimut import manifest as manifest_mod
+from verimut import rank as rank_mod
 from verimut import repair as repair_mod
-from verimut import rewards
 from verimut import summary as summary_mod
 from verimut import swap as swap_mod
 from verimut.errors import AuditError
@@ -227,6 +227,7 @@ def families() -> None:
 # Commands whose whole implementation lives in their own module.
 app.command("bundle")(bundle_mod.bundle_command)
 app.command("verify")(bundle_mod.verify_command)
+app.command("rank")(rank_mod.command)
 
 
 def main() -> None:
