@@ -3,3 +3,7 @@
 
 class AuditError(Exception):
     """Something the user asked for cannot be audited. The message is shown as it is."""
+
+
+class BenchmarkCrash(Exception):
+    """The benchmark's own process failed (died, hung past its timeout, or raised) during a cell."""

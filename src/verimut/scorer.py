@@ -12,7 +12,7 @@ import msgspec
 from verimut import oracle
 from verimut.benchmark import Benchmark, Verdict
 from verimut.classify import Outcome, classify, classify_swap
-from verimut.errors import AuditError
+from verimut.errors import AuditError, BenchmarkCrash
 from verimut.ledger import CellResult
 from verimut.manifest import Cell, Manifest
 from verimut.replay import Replayer
@@ -64,7 +64,10 @@ class Scorer:
 
     def score(self, cell: Cell) -> CellResult:
         began = time.perf_counter()
-        row = self._score(cell)
+        try:
+            row = self._score(cell)
+        except BenchmarkCrash as e:  # the benchmark's own process failed: this cell's error, not the audit's
+            row = self.failed(cell, str(e))
         return msgspec.structs.replace(row, seconds=round(time.perf_counter() - began, 6))
 
     def _score(self, cell: Cell) -> CellResult:
@@ -139,6 +142,8 @@ class Scorer:
         """Call the verifier; record what it said in `evidence`. A string is why it raised."""
         try:
             verdict = call()
+        except BenchmarkCrash:
+            raise  # the benchmark's process failed, not its verifier: recorded by `score`
         except Exception as e:  # noqa: BLE001  (the verifier is the benchmark's code: any exception is its error)
             evidence["traceback"] = traceback.format_exc(limit=5)
             return f"verifier raised {type(e).__name__}: {e}"
