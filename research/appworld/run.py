@@ -159,11 +159,11 @@ def run_one(task_id: str, mode: str, calls: list[dict] | None = None) -> tuple[l
 
 
 def main() -> None:
-    os.makedirs("/tmp/aw-proto/out", exist_ok=True)
+    OUT = os.path.join(ROOT, "out"); os.makedirs(OUT, exist_ok=True)
     results = {}
     for task_id in TASK_IDS:
         calls, ref = run_one(task_id, "reference")
-        with open(f"/tmp/aw-proto/out/{task_id}.calls.json", "w") as f:
+        with open(os.path.join(OUT, f"{task_id}.calls.json"), "w") as f:
             json.dump([{k: c[k] for k in ("app", "api", "method", "args")} for c in calls], f, indent=1)
         _, rep = run_one(task_id, "replay", calls)
         _, dup = run_one(task_id, "duplicate", calls)
@@ -174,7 +174,7 @@ def main() -> None:
             run_one(task_id, "direct", calls)
             SAVE_AFTER_DIRECT = True
             run_one(task_id, "direct", calls)
-    with open("/tmp/aw-proto/out/results.json", "w") as f:
+    with open(os.path.join(OUT, "results.json"), "w") as f:
         json.dump(results, f, indent=1)
 
 
