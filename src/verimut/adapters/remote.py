@@ -38,10 +38,18 @@ class Handle:
 
 
 class Remote:
-    def __init__(self, python: str | Path, spec: str, timeout: float = 300.0, cwd: Path | None = None) -> None:
+    def __init__(
+        self,
+        python: str | Path,
+        spec: str,
+        timeout: float = 300.0,
+        cwd: Path | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
         self.command = [str(python), str(WORKER), spec]
         self.timeout = timeout
         self.cwd = cwd
+        self.env = {**os.environ, **env} if env else None
         self._proc: subprocess.Popen[bytes] | None = None
         self._owner = 0  # the pid that started `_proc`
         self._generation = 0  # bumped per worker started: older handles are dead
@@ -64,6 +72,7 @@ class Remote:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 cwd=self.cwd,
+                env=self.env,
                 bufsize=0,
             )
         except OSError as e:
