@@ -6,6 +6,7 @@ Exit codes: 0 no confirmed false accept, 1 at least one, 2 could not audit.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -23,6 +24,7 @@ from verimut import rank as rank_mod
 from verimut import repair as repair_mod
 from verimut import summary as summary_mod
 from verimut import swap as swap_mod
+from verimut.benchmark import Benchmark
 from verimut.errors import AuditError
 from verimut.faults import FAMILIES
 
@@ -90,6 +92,24 @@ def _finish(s: summary_mod.Summary | swap_mod.Census, directory: Path) -> None:
     raise typer.Exit(s.exit_code)
 
 
+def _run(
+    benchmark: str,
+    version: str | None,
+    out_dir: Path | None,
+    suffix: str,
+    runner: executor_mod.Executor,
+    run: Callable[[Benchmark, Path, executor_mod.Executor], summary_mod.Summary | swap_mod.Census],
+) -> None:
+    """Load the benchmark, run one arm into its directory, release the executor, report."""
+    try:
+        bench = adapters.load(benchmark, version)
+        directory = out_dir or Path("verimut-out") / f"{bench.name}-{bench.version}{suffix}"
+        result = run(bench, directory, runner)
+    finally:
+        runner.close()
+    _finish(result, directory)
+
+
 _Version = Annotated[str | None, typer.Option("--version", "-v", help="Benchmark version (agentdojo: v1.2).")]
 _Suite = Annotated[list[str] | None, typer.Option("--suite", "-s", help="Only these suites (repeatable).")]
 _TaskOpt = Annotated[list[str] | None, typer.Option("--task", "-t", help="Only these task ids (repeatable).")]
@@ -118,23 +138,19 @@ def audit(
     address: _Address = None,
 ) -> None:
     """Audit a benchmark's verifiers with the fault grammar; resume if --out holds a run."""
-    runner = executor_mod.make(executor, workers, timeout, benchmark=benchmark, version=version, address=address)
-    try:
-        bench = adapters.load(benchmark, version)
-        directory = out_dir or Path("verimut-out") / f"{bench.name}-{bench.version}"
-        s = audit_mod.audit(
-            bench,
-            directory,
-            suites=suite or (),
-            tasks=task or (),
-            families=family or (),
-            executor=runner,
-            console=err,
-            quiet=quiet,
-        )
-    finally:
-        runner.close()
-    _finish(s, directory)
+
+    def run(bench: Benchmark, directory: Path, runner: executor_mod.Executor) -> summary_mod.Summary:
+        selection = {"suites": suite or (), "tasks": task or (), "families": family or ()}
+        return audit_mod.audit(bench, directory, **selection, executor=runner, console=err, quiet=quiet)
+
+    _run(
+        benchmark,
+        version,
+        out_dir,
+        "",
+        executor_mod.make(executor, workers, timeout, benchmark=benchmark, version=version, address=address),
+        run,
+    )
 
 
 @app.command()
@@ -151,16 +167,20 @@ def swap(
     address: _Address = None,
 ) -> None:
     """The intent-swap census: grade each task's reference run with every other task's verifier (per suite)."""
-    runner = executor_mod.make(executor, workers, timeout, benchmark=benchmark, version=version, address=address)
-    try:
-        bench = adapters.load(benchmark, version)
-        directory = out_dir or Path("verimut-out") / f"{bench.name}-{bench.version}-swap"
-        c = audit_mod.swap(
+
+    def run(bench: Benchmark, directory: Path, runner: executor_mod.Executor) -> swap_mod.Census:
+        return audit_mod.swap(
             bench, directory, suites=suite or (), tasks=task or (), executor=runner, console=err, quiet=quiet
         )
-    finally:
-        runner.close()
-    _finish(c, directory)
+
+    _run(
+        benchmark,
+        version,
+        out_dir,
+        "-swap",
+        executor_mod.make(executor, workers, timeout, benchmark=benchmark, version=version, address=address),
+        run,
+    )
 
 
 @app.command()

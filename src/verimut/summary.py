@@ -153,15 +153,22 @@ def _short(value: Any, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def header(title: str, r: Summary | Any) -> list[str]:
+    """The first lines of a report: what was audited, how much was scored, and the lower-bound note."""
+    return [
+        f"# {title}: {r.benchmark} {r.version}",
+        "",
+        f"{r.scored} of {r.cells} cells scored; manifest `{r.manifest_hash[:16]}`; "
+        + ", ".join(f"{k} {v}" for k, v in r.provenance.items()),
+        "",
+        f"> {r.note}",
+        "",
+    ]
+
+
 def markdown(s: Summary) -> str:
     lines = [
-        f"# verimut audit: {s.benchmark} {s.version}",
-        "",
-        f"{s.scored} of {s.cells} cells scored; manifest `{s.manifest_hash[:16]}`; "
-        + ", ".join(f"{k} {v}" for k, v in s.provenance.items()),
-        "",
-        f"> {s.note}",
-        "",
+        *header("verimut audit", s),
         "## Outcomes per fault family",
         "",
     ]

@@ -210,13 +210,7 @@ def _label(a: dict[str, Any]) -> str:
 
 def markdown(c: Census) -> str:
     lines = [
-        f"# verimut intent-swap census: {c.benchmark} {c.version}",
-        "",
-        f"{c.scored} of {c.cells} cells scored; manifest `{c.manifest_hash[:16]}`; "
-        + ", ".join(f"{k} {v}" for k, v in c.provenance.items()),
-        "",
-        f"> {c.note}",
-        "",
+        *summary.header("verimut intent-swap census", c),
         (
             "Task j's reference run is replayed once from j's clean start (which the verifier of task i also "
             "gets as its start state) and graded by the verifier of task i, for every ordered pair (i, j) of a "
