@@ -1,13 +1,15 @@
 """The pipeline: enumerate cells into a manifest, score each once into the ledger, summarize.
 
 Data flows one way: adapter -> manifest (fault grammar, census, masks) -> executor
-(replay, end-state check, verifier call, classification) -> ledger -> summary.
+(replay, end-state check, verifier call, classification) -> ledger -> summary and report.html.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import nullcontext
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColum
 from rich.text import Text
 
 from verimut import manifest as manifest_mod
-from verimut import rewards
+from verimut import report_html, rewards
 from verimut import summary as summary_mod
 from verimut import swap as swap_mod
 from verimut.benchmark import Benchmark
@@ -24,7 +26,7 @@ from verimut.classify import Outcome
 from verimut.errors import AuditError
 from verimut.executor import Executor, InProcess
 from verimut.faults import FAMILIES
-from verimut.ledger import LEDGER, CellResult, Ledger
+from verimut.ledger import LEDGER, CellResult, Ledger, RunRecord, append_run
 from verimut.manifest import Cell, Manifest
 from verimut.scorer import Scorer
 
@@ -176,10 +178,11 @@ def score_all(
 def summarize(
     m: Manifest, rows: dict[str, CellResult], out: Path, c: float = rewards.DEFAULT_C
 ) -> summary_mod.Summary | swap_mod.Census:
-    """Write summary.md/json (and, for the fault arm, rewards.json) for the manifest's arm."""
-    if m.arm == swap_mod.SWAP:
-        return swap_mod.write(m, rows, out)
-    return summary_mod.write(m, rows, out, c)
+    """Write summary.md/json, report.html (and, for the fault arm, rewards.json) for the manifest's arm."""
+    result: summary_mod.Summary | swap_mod.Census
+    result = swap_mod.write(m, rows, out) if m.arm == swap_mod.SWAP else summary_mod.write(m, rows, out, c)
+    report_html.write(out, m, rows, result)
+    return result
 
 
 def _run(
@@ -199,10 +202,14 @@ def _run(
         if stored.arm != arm:
             other = "verimut swap" if stored.arm == swap_mod.SWAP else "verimut audit"
             raise AuditError(f"{out} holds a {other} run ({stored.arm} arm); choose another --out")
+    started, began = datetime.now(timezone.utc), time.monotonic()
     with _progress(console, quiet) as progress:
         bar = progress.add_task("building manifest", total=2 * len(tasks), unit="task steps") if progress else None
         m = prepare(bench, out, tasks, families, lambda _: progress.advance(bar) if progress else None, arm)
+        before = len(Ledger(out).read())
         rows = score_all(bench, m, out, executor or InProcess(), progress)
+    wall = round(time.monotonic() - began, 3)
+    append_run(out, RunRecord(started.isoformat(timespec="seconds"), wall, len(rows) - before, arm))
     return summarize(m, rows, out)
 
 

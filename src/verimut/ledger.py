@@ -76,3 +76,37 @@ class Ledger:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+
+
+# --- when each invocation ran ------------------------------------------------------------------
+# `runs.jsonl`: one line per `audit`/`swap` invocation on a directory (a resumed run adds one), so a
+# report can say when the work was done and how long it took on the wall clock, which the ledger's
+# per-cell `seconds` (scoring time, summed over workers) does not say.
+
+RUNS = "runs.jsonl"
+
+
+class RunRecord(msgspec.Struct, frozen=True):
+    started: str  # ISO 8601, UTC
+    wall_seconds: float
+    scored: int  # cells scored by this invocation (0 when it only resumed a finished run)
+    arm: str
+
+
+def append_run(out: Path, record: RunRecord) -> None:
+    with open(out / RUNS, "ab") as f:
+        f.write(_encoder.encode(record) + b"\n")
+
+
+def read_runs(out: Path) -> list[RunRecord]:
+    """Every recorded invocation; a line that does not parse (a torn write) is skipped, it only informs."""
+    path = out / RUNS
+    if not path.exists():
+        return []
+    runs = []
+    for line in path.read_bytes().splitlines():
+        try:
+            runs.append(msgspec.json.decode(line, type=RunRecord))
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            continue
+    return runs
