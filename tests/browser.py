@@ -71,6 +71,8 @@ if __name__ == "__main__":
     if len(sys.argv) != 3:
         sys.exit("usage: python tests/browser.py REPORT.html SCREENSHOT.png")
     v = load(Path(sys.argv[1]), Path(sys.argv[2]))
-    print(f"console errors: {len(v.console_errors)}, page errors: {len(v.page_errors)}, "
-          f"requests leaving the page: {len(v.outside)}, images: {v.images}; screenshot: {sys.argv[2]}")
+    print(
+        f"console errors: {len(v.console_errors)}, page errors: {len(v.page_errors)}, "
+        f"requests leaving the page: {len(v.outside)}, images: {v.images}; screenshot: {sys.argv[2]}"
+    )
     sys.exit(1 if v.console_errors or v.page_errors or v.outside else 0)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import nullcontext
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -202,7 +202,7 @@ def _run(
         if stored.arm != arm:
             other = "verimut swap" if stored.arm == swap_mod.SWAP else "verimut audit"
             raise AuditError(f"{out} holds a {other} run ({stored.arm} arm); choose another --out")
-    started, began = datetime.now(timezone.utc), time.monotonic()
+    started, began = datetime.now(UTC), time.monotonic()
     with _progress(console, quiet) as progress:
         bar = progress.add_task("building manifest", total=2 * len(tasks), unit="task steps") if progress else None
         m = prepare(bench, out, tasks, families, lambda _: progress.advance(bar) if progress else None, arm)

@@ -1,4 +1,5 @@
-"""The command line: `verimut audit BENCHMARK`, `verimut swap BENCHMARK`, `verimut report DIR`, `verimut families`.
+"""The command line: `verimut audit BENCHMARK`, `verimut swap BENCHMARK`, `verimut report DIR`, `verimut ls DIR`,
+`verimut show DIR CELL_ID`, `verimut families`, ...
 
 Exit codes: 0 no confirmed false accept, 1 at least one, 2 could not audit.
 """
@@ -14,7 +15,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from verimut import adapters, rewards
+from verimut import adapters, evidence, report_html, rewards
 from verimut import audit as audit_mod
 from verimut import bundle as bundle_mod
 from verimut import executor as executor_mod
@@ -87,7 +88,8 @@ def _finish(s: summary_mod.Summary | swap_mod.Census, directory: Path) -> None:
     if s.control_failures:
         out.print(f"[bold red]{len(s.control_failures)} control(s) failed[/]: see the report")
     out.print(
-        f"report: {directory / 'summary.md'}  (machine-readable: {directory / 'summary.json'}, ledger: {directory / ledger_mod.LEDGER})"
+        f"report: {directory / report_html.REPORT} and {directory / 'summary.md'}  "
+        f"(machine-readable: {directory / 'summary.json'}, ledger: {directory / ledger_mod.LEDGER})"
     )
     raise typer.Exit(s.exit_code)
 
@@ -232,8 +234,44 @@ def repair(
     table.add_row("harmless edits", f"{r.harmless} pass", f"{r.harmless_still_passing} pass")
     table.add_row("new false rejects", "", str(len(r.new_false_rejects) or "none found"))
     out.print(table)
-    out.print(f"{r.checks} checks in {r.module}; report: {directory / repair_mod.REPAIR / 'summary.md'}")
+    page = report_html.rebuild(directory)  # its before/after counts join the audit's page
+    out.print(f"{r.checks} checks in {r.module}; report: {directory / repair_mod.REPAIR / 'summary.md'} and {page}")
     raise typer.Exit(r.exit_code)
+
+
+@app.command("ls")
+def ls(
+    directory: Annotated[Path, typer.Argument(help="An audit's (or a swap census's) --out directory.")],
+    outcome: Annotated[
+        list[str] | None, typer.Option("--outcome", help="Only cells with this outcome (repeatable).")
+    ] = None,
+    family: Annotated[
+        list[str] | None, typer.Option("--family", "-f", help="Only this fault family (repeatable).")
+    ] = None,
+    task: _TaskOpt = None,
+    suite: _Suite = None,
+) -> None:
+    """List cells: id, outcome, edit. Every id works with `verimut show DIR ID` (and is a link target in report.html)."""
+    m = manifest_mod.read(directory)
+    picked = evidence.select(
+        m, ledger_mod.Ledger(directory).read(), outcome or (), family or (), task or (), suite or ()
+    )
+    width = max((len(c.cell_id) for c, _ in picked), default=0)
+    for cell, result in picked:
+        print(f"{cell.cell_id:<{width}}  {result:<23}  {cell.note}")
+    err.print(f"{len(picked)} of {len(m.cells)} cells", highlight=False)
+
+
+@app.command()
+def show(
+    directory: Annotated[Path, typer.Argument(help="An audit's (or a swap census's) --out directory.")],
+    cell_id: Annotated[str, typer.Argument(help="A cell id, as `verimut ls` and report.html give it.")],
+) -> None:
+    """One cell: its edit as an action diff, the end-state evidence, the verifier's checks, its rewards."""
+    m = manifest_mod.read(directory)
+    cell = evidence.find(m, cell_id, str(directory))
+    row = ledger_mod.Ledger(directory).read().get(cell_id)
+    out.print(evidence.to_rich(evidence.view(m, cell, row, report_html.cell_rewards(directory))))
 
 
 @app.command()

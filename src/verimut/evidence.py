@@ -17,10 +17,13 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from verimut.classify import Outcome
+from verimut.errors import AuditError
 from verimut.faults import CONTROL
 from verimut.ledger import CellResult
 from verimut.manifest import Cell, Manifest
 from verimut.run import Run
+from verimut.swap import suite_of
 
 NOT_SCORED = "not_scored"  # a manifest cell the ledger has no row for (yet)
 
@@ -82,12 +85,19 @@ def record_text(value: Any) -> str:
     return msgspec.json.encode(value, order="sorted").decode()
 
 
+def _record(r: Any) -> str:
+    """An added or removed record; a keyed collection's carries its key (`[9] {...}`)."""
+    if isinstance(r, dict) and set(r) == {"key", "record"}:
+        return f"[{r['key']}] {record_text(r['record'])}"
+    return record_text(r)
+
+
 def state_diff(diffs: Sequence[Mapping[str, Any]]) -> list[StateDiff]:
     """The oracle's collection diffs (as recorded in the ledger) as readable lines, record by record."""
     out = []
     for d in diffs:
-        lines = [Line("-", record_text(r)) for r in d.get("removed", [])]
-        lines += [Line("+", record_text(r)) for r in d.get("added", [])]
+        lines = [Line("-", _record(r)) for r in d.get("removed", [])]
+        lines += [Line("+", _record(r)) for r in d.get("added", [])]
         for ch in d.get("changed", []):
             for name, (old, new) in ch["fields"].items():
                 lines.append(Line("~", f"[{ch['key']}].{name}: {record_text(old)} -> {record_text(new)}"))
@@ -196,3 +206,50 @@ def to_rich(v: CellView) -> RenderableType:
             table.add_row(name, f"{value:g}", "" if ctrl is None else f"{ctrl:g}")
         parts.append(table)
     return Group(*parts)
+
+
+# --- which cells: `verimut ls` -----------------------------------------------------------------
+
+
+def select(
+    m: Manifest,
+    rows: Mapping[str, CellResult],
+    outcomes: Sequence[str] = (),
+    families: Sequence[str] = (),
+    tasks: Sequence[str] = (),
+    suites: Sequence[str] = (),
+) -> list[tuple[Cell, str]]:
+    """The manifest's cells with their outcome, in manifest order, filtered. An unknown filter value is refused."""
+    known = {
+        "outcome": ([*(o.value for o in Outcome), NOT_SCORED], outcomes),
+        "fault family": (list(dict.fromkeys(c.family for c in m.cells)), families),
+        "task": (list(m.tasks), tasks),
+        "suite": (list(dict.fromkeys(suite_of(t) for t in m.tasks)), suites),
+    }
+    for what, (values, asked) in known.items():
+        for a in asked:
+            if a not in values:
+                shown = ", ".join(values[:12]) + (", ..." if len(values) > 12 else "")
+                raise AuditError(f"unknown {what} {a!r} in this directory (known: {shown})")
+    picked = []
+    for cell in m.cells:
+        row = rows.get(cell.cell_id)
+        outcome = row.outcome if row else NOT_SCORED
+        if (
+            (not outcomes or outcome in outcomes)
+            and (not families or cell.family in families)
+            and (not tasks or cell.task in tasks)
+            and (not suites or suite_of(cell.task) in suites)
+        ):
+            picked.append((cell, outcome))
+    return picked
+
+
+def find(m: Manifest, cell_id: str, where: str) -> Cell:
+    """The cell with this id, or a one-line error naming the nearest ids."""
+    for cell in m.cells:
+        if cell.cell_id == cell_id:
+            return cell
+    near = difflib.get_close_matches(cell_id, [c.cell_id for c in m.cells], n=3)
+    hint = f"; did you mean {', '.join(near)}?" if near else ""
+    raise AuditError(f"no cell {cell_id!r} in {where}{hint} (`verimut ls {where}` lists them)")

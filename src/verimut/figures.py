@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import base64
 import io
+import re
 from collections.abc import Mapping, Sequence
-
-import numpy as np
-from matplotlib.colors import ListedColormap
-from matplotlib.figure import Figure
-from matplotlib.patches import Patch
+from typing import TYPE_CHECKING, Any
 
 from verimut.classify import Outcome
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+# matplotlib (and numpy) are imported where a figure is drawn: importing them takes about a
+# second, which `verimut ls`, `show` and the other commands that draw nothing should not pay.
 
 FALSE_ACCEPT = Outcome.FALSE_ACCEPT.value
 DPI = 110
@@ -33,6 +36,9 @@ def outcome_heatmaps(
     counts: Mapping[str, Mapping[str, Mapping[str, int]]], outcomes: Sequence[str], families: Sequence[str]
 ) -> str:
     """One heat map per suite: fault family x outcome, the count in each cell; false accepts in red."""
+    import numpy as np
+    from matplotlib.figure import Figure
+
     suites = list(counts)
     cols = min(2, len(suites))
     rows = (len(suites) + cols - 1) // cols
@@ -48,17 +54,23 @@ def outcome_heatmaps(
         suite = suites[n]
         grid = np.array([[counts[suite].get(f, {}).get(o, 0) for o in outcomes] for f in families], dtype=float)
         top = max(grid.max(), 1.0)
-        others = np.ma.masked_array(grid, mask=np.zeros_like(grid, dtype=bool))
+        in_fa = np.zeros(grid.shape, dtype=bool)
         if fa is not None:
-            others.mask[:, fa] = True
-            only_fa = np.ma.masked_array(grid, mask=np.ones_like(grid, dtype=bool))
-            only_fa.mask[:, fa] = False
+            in_fa[:, fa] = True
+            only_fa = np.ma.masked_array(grid, mask=~in_fa)
             ax.imshow(only_fa, cmap="Reds", vmin=0, vmax=max(grid[:, fa].max(), 1.0), aspect="auto")
-        ax.imshow(others, cmap="Blues", vmin=0, vmax=top * 1.15, aspect="auto")
+        ax.imshow(np.ma.masked_array(grid, mask=in_fa), cmap="Blues", vmin=0, vmax=top * 1.15, aspect="auto")
         for (i, j), v in np.ndenumerate(grid):
             dark = v > 0.55 * (grid[:, j].max() if j == fa else top)
-            ax.text(j, i, f"{int(v)}" if v else "·", ha="center", va="center", fontsize=8,
-                    color="white" if dark else "black")
+            ax.text(
+                j,
+                i,
+                f"{int(v)}" if v else "·",
+                ha="center",
+                va="center",
+                fontsize=8,
+                color="white" if dark else "black",
+            )
         ax.set_xticks(range(len(outcomes)), [o.replace("_", "\n") for o in outcomes], fontsize=7)
         ax.set_yticks(range(len(families)), families, fontsize=8)
         ax.tick_params(length=0)
@@ -68,11 +80,15 @@ def outcome_heatmaps(
 
 def false_accepts_per_task(per_task: Mapping[str, Mapping[str, int]], families: Sequence[str]) -> str:
     """Confirmed false accepts per task (template), stacked by fault family."""
+    import numpy as np
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
+
     tasks = list(per_task)
     fig = Figure(figsize=(7.0, 0.26 * len(tasks) + 1.2), layout="constrained")
     ax = fig.subplots()
     left = np.zeros(len(tasks))
-    palette = ["#b2182b", "#ef8a62", "#fddbc7", "#67a9cf", "#2166ac", "#999999", "#5aae61", "#9970ab"]
+    palette = [f"C{k}" for k in range(10)]  # matplotlib's default qualitative colours (tab10)
     present = [f for f in families if any(per_task[t].get(f) for t in tasks)]
     for k, fam in enumerate(present):
         values = np.array([per_task[t].get(fam, 0) for t in tasks], dtype=float)
@@ -80,7 +96,7 @@ def false_accepts_per_task(per_task: Mapping[str, Mapping[str, int]], families: 
         left += values
     ax.set_yticks(range(len(tasks)), tasks, fontsize=7)
     ax.invert_yaxis()
-    ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("confirmed false accepts (cells)", fontsize=8)
     ax.tick_params(axis="x", labelsize=7)
     ax.legend(fontsize=7, loc="lower right", frameon=False)
@@ -91,19 +107,29 @@ def false_accepts_per_task(per_task: Mapping[str, Mapping[str, int]], families: 
 # The swap matrix: each cell's background is its rung; acceptances are marked on top.
 RUNG_ORDER = ("control", "0", "1", "2", "3", "read-only")
 RUNG_COLOURS = ("#bdbdbd", "#fdd0a2", "#c6dbef", "#d9f0d3", "#f7f7f7", "#e7e1ef")
-RUNG_LABELS = ("diagonal (control)", "rung 0: twin intent", "rung 1: sibling", "rung 2: shared effects",
-               "rung 3: disjoint", "read-only")
+RUNG_LABELS = (
+    "diagonal (control)",
+    "rung 0: twin intent",
+    "rung 1: sibling",
+    "rung 2: shared effects",
+    "rung 3: disjoint",
+    "read-only",
+)
 
 
-def swap_matrix(
-    suite: str, tasks: Sequence[str], cells: Mapping[tuple[str, str], tuple[str, str]]
-) -> str:
+def swap_matrix(suite: str, tasks: Sequence[str], cells: Mapping[tuple[str, str], tuple[str, str]]) -> str:
     """Task i's verifier (row) grading task j's reference run (column).
 
     `cells` maps (i, j) to (rung, outcome). Background: the rung. Marks: an acceptance with the
     requested effect present (black dot), absent (red cross: a confirmed false accept); a cell
     that could not be graded (grey x).
     """
+    import numpy as np
+    from matplotlib.artist import Artist
+    from matplotlib.colors import ListedColormap
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Patch
+
     n = len(tasks)
     index = {t: k for k, t in enumerate(tasks)}
     grid = np.zeros((n, n))
@@ -136,10 +162,17 @@ def swap_matrix(
     ax.set_ylabel("verifier of task i", fontsize=8)
     ax.set_title(f"{suite}: {n} x {n}", fontsize=10, loc="left")
     ax.tick_params(length=0)
-    handles = [Patch(facecolor=c, edgecolor="#999999", label=lab) for c, lab in zip(RUNG_COLOURS, RUNG_LABELS)]
+    handles: list[Artist] = [
+        Patch(facecolor=c, edgecolor="#999999", label=lab) for c, lab in zip(RUNG_COLOURS, RUNG_LABELS)
+    ]
     handles += ax.get_legend_handles_labels()[0]
     ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
     return data_uri(fig)
+
+
+def natural(name: str) -> tuple[Any, ...]:
+    """A sort key that puts user_task_2 before user_task_10."""
+    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name))
 
 
 def short_names(tasks: Sequence[str]) -> list[str]:

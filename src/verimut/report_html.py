@@ -20,12 +20,12 @@ from typing import Any
 import jinja2
 import msgspec
 
-from verimut import evidence, figures
+from verimut import evidence, figures, manifest, rewards
 from verimut import summary as summary_mod
 from verimut import swap as swap_mod
 from verimut.classify import Outcome
 from verimut.faults import CONTROL
-from verimut.ledger import CellResult, RunRecord, read_runs
+from verimut.ledger import CellResult, Ledger, RunRecord, read_runs
 from verimut.manifest import Manifest
 
 REPORT = "report.html"
@@ -96,7 +96,7 @@ def fault_counts(m: Manifest, rows: Mapping[str, CellResult]) -> dict[str, dict[
 def per_task(rows: Mapping[str, CellResult], outcome: str) -> dict[str, dict[str, list[str]]]:
     """task -> family -> the ids of its cells with `outcome` (pure)."""
     out: dict[str, dict[str, list[str]]] = {}
-    for r in sorted(rows.values(), key=lambda r: r.cell_id):
+    for r in sorted(rows.values(), key=lambda r: figures.natural(r.cell_id)):
         if r.outcome == outcome:
             out.setdefault(r.task, {}).setdefault(r.family, []).append(r.cell_id)
     return out
@@ -105,8 +105,11 @@ def per_task(rows: Mapping[str, CellResult], outcome: str) -> dict[str, dict[str
 def _fault_context(m: Manifest, rows: Mapping[str, CellResult], s: summary_mod.Summary) -> dict[str, Any]:
     counts = fault_counts(m, rows)
     families = [CONTROL, *m.families]
-    present = [o for o in [*summary_mod.OUTCOMES, evidence.NOT_SCORED] if any(
-        c.get(o) for fams in counts.values() for c in fams.values())]
+    present = [
+        o
+        for o in [*summary_mod.OUTCOMES, evidence.NOT_SCORED]
+        if any(c.get(o) for fams in counts.values() for c in fams.values())
+    ]
     fas = per_task(rows, FA)
     return {
         "families": families,
@@ -116,8 +119,11 @@ def _fault_context(m: Manifest, rows: Mapping[str, CellResult], s: summary_mod.S
         "heatmap": figures.outcome_heatmaps(counts, present, families) if counts else None,
         "fa_per_task": fas,
         "fa_figure": (
-            figures.false_accepts_per_task({t: {f: len(ids) for f, ids in v.items()} for t, v in fas.items()},
-                                           m.families) if fas else None
+            figures.false_accepts_per_task(
+                {t: {f: len(ids) for f, ids in v.items()} for t, v in fas.items()}, m.families
+            )
+            if fas
+            else None
         ),
         "rewards_line": s.rewards.get("conclusion", ""),
     }
@@ -125,7 +131,7 @@ def _fault_context(m: Manifest, rows: Mapping[str, CellResult], s: summary_mod.S
 
 def _swap_context(m: Manifest, rows: Mapping[str, CellResult], c: swap_mod.Census) -> dict[str, Any]:
     suites: dict[str, list[str]] = {}
-    for task in m.tasks:
+    for task in sorted(m.tasks, key=figures.natural):
         suites.setdefault(swap_mod.suite_of(task), []).append(task)
     matrices = []
     for suite, tasks in suites.items():
@@ -152,11 +158,27 @@ def _repair(out: Path) -> dict[str, Any] | None:
     return r
 
 
+def repair_verdicts(repair: Mapping[str, Any] | None) -> dict[str, str]:
+    """false accept -> what the repair does to it, from repair/summary.json (pure)."""
+    said: dict[str, str] = {}
+    for t in (repair or {}).get("tasks", []):
+        said |= {cid: "rejected by the repair: " + "; ".join(why) for cid, why in t.get("caught", {}).items()}
+        said |= {cid: "not repaired: " + why for cid, why in t.get("unrepaired", {}).items()}
+    return said
+
+
+def cell_rewards(out: Path) -> dict[str, dict[str, float]]:
+    """rewards.json: every graded cell's reward per formula (empty for a swap census, or before scoring)."""
+    found = _read_json(out / summary_mod.REWARDS)
+    return found if isinstance(found, dict) else {}
+
+
 def context(out: Path, m: Manifest, rows: Mapping[str, CellResult], result: Any) -> dict[str, Any]:
     """Everything the page shows, as plain data."""
-    rewards = _read_json(out / summary_mod.REWARDS) or {}
+    rewards = cell_rewards(out)
     by_id = {c.cell_id: c for c in m.cells}
     swap = m.arm == swap_mod.SWAP
+    repair = None if swap else _repair(out)
     if swap:
         shown = [a["cell_id"] for a in result.false_accepts]
         rejects: list[str] = []
@@ -173,7 +195,8 @@ def context(out: Path, m: Manifest, rows: Mapping[str, CellResult], result: Any)
         "acceptances": len(result.acceptances) if swap else None,
         "control_failures": result.control_failures,
         "provenance": provenance(m, result, read_runs(out)),
-        "repair": None if swap else _repair(out),
+        "repair": repair,
+        "repaired": repair_verdicts(repair),
         "fault": None if swap else _fault_context(m, rows, result),
         "census": _swap_context(m, rows, result) if swap else None,
     }
@@ -181,6 +204,16 @@ def context(out: Path, m: Manifest, rows: Mapping[str, CellResult], result: Any)
 
 def render(ctx: Mapping[str, Any]) -> str:
     return _env().get_template("report.html.j2").render(**ctx)
+
+
+def rebuild(out: Path) -> Path:
+    """Rebuild the page from what DIR holds (after `verimut repair`, which adds its counts)."""
+    m = manifest.read(out)
+    rows = Ledger(out).read()
+    prior = _read_json(out / "summary.json")
+    c = prior.get("rewards", {}).get("procredit_c", rewards.DEFAULT_C) if isinstance(prior, dict) else rewards.DEFAULT_C
+    result = swap_mod.build(m, rows) if m.arm == swap_mod.SWAP else summary_mod.build(m, rows, c)
+    return write(out, m, rows, result)
 
 
 def write(out: Path, m: Manifest, rows: Mapping[str, CellResult], result: Any) -> Path:

@@ -1,0 +1,295 @@
+"""report.html in a real headless Chromium, and `verimut ls` / `verimut show`, on real runs.
+
+The runs: AgentDojo's banking suite (the fault arm, then `verimut repair`; and the swap census),
+and tests/reportbench.py (verifiers with several checks, and a false reject, which AgentDojo
+lacks). The at-a-glance screenshots are saved under tests/artifacts/ for a person to look at.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from browser import load
+from conftest import ROOT, verimut
+from verimut import manifest
+from verimut.evidence import action_diff, select, state_diff
+from verimut.ledger import Ledger, RunRecord
+from verimut.report_html import when
+from verimut.run import Action, Run
+
+ARTIFACTS = ROOT / "tests" / "artifacts"
+
+
+@pytest.fixture(scope="module")
+def banking(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("report") / "banking"
+    result = verimut("audit", "agentdojo", "--suite", "banking", "--out", str(out), "--quiet")
+    assert result.returncode == 1, result.stderr
+    assert "report.html" in result.stdout
+    result = verimut("repair", str(out))
+    assert result.returncode == 0, result.stderr
+    return out
+
+
+@pytest.fixture(scope="module")
+def banking_swap(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("report") / "banking-swap"
+    result = verimut("swap", "agentdojo", "--suite", "banking", "--out", str(out), "--quiet")
+    assert result.returncode == 1, result.stderr
+    return out
+
+
+@pytest.fixture(scope="module")
+def notes(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("report") / "notes"
+    result = verimut("audit", "tests.reportbench:benchmark", "--out", str(out), "--quiet", "--executor", "inprocess")
+    assert result.returncode == 1, result.stderr
+    return out
+
+
+def ledger(out: Path) -> list[dict]:
+    return [json.loads(line) for line in (out / "cells.jsonl").read_text().splitlines() if line.strip()]
+
+
+class Refs(HTMLParser):
+    """Every src/href on the page, and every element id."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.refs: list[str] = []
+        self.ids: set[str] = set()
+
+    def handle_starttag(self, tag, attrs):
+        for name, value in attrs:
+            if name in ("src", "href"):
+                self.refs.append(value or "")
+            if name == "id":
+                self.ids.add(value or "")
+
+
+def parse(out: Path) -> Refs:
+    refs = Refs()
+    refs.feed((out / "report.html").read_text())
+    return refs
+
+
+def text_of(out: Path) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", (out / "report.html").read_text()))
+
+
+# --- in the browser -------------------------------------------------------------------------------
+
+
+def test_the_audit_report_loads_in_chromium_with_no_error_and_no_request(banking):
+    shot = ARTIFACTS / "report-audit-at-a-glance.png"
+    fa = next(r["cell_id"] for r in ledger(banking) if r["outcome"] == "false_accept")
+    visit = load(banking / "report.html", screenshot=shot, follow=fa)
+    print(f"\nscreenshot of the at-a-glance section: {shot}")
+    assert visit.console_errors == [] and visit.page_errors == []
+    assert visit.outside == []
+    assert [u for u in visit.requests if not u.startswith("data:")] == [(banking / "report.html").resolve().as_uri()]
+    assert visit.images == 2 and visit.broken_images == 0  # the heat maps and the false accepts per task
+    assert visit.opened_by_link is True  # following a finding's link opens its evidence
+    assert shot.stat().st_size > 10_000
+
+
+def test_the_swap_report_loads_in_chromium_with_no_error_and_no_request(banking_swap):
+    shot = ARTIFACTS / "report-swap-at-a-glance.png"
+    visit = load(banking_swap / "report.html", screenshot=shot)
+    print(f"\nscreenshot of the at-a-glance section: {shot}")
+    assert visit.console_errors == [] and visit.page_errors == [] and visit.outside == []
+    assert visit.images == 1 and visit.broken_images == 0  # one i x j matrix: one suite
+
+
+# --- what the page says ---------------------------------------------------------------------------
+
+
+def test_the_page_is_self_contained(banking, banking_swap, notes):
+    for out in (banking, banking_swap, notes):
+        refs = parse(out).refs
+        assert refs and all(r.startswith(("#", "data:")) for r in refs), [r for r in refs if r[:5] != "data:"]
+
+
+def test_the_audit_page_shows_every_finding_the_ledger_has(banking):
+    rows = ledger(banking)
+    fas = {r["cell_id"] for r in rows if r["outcome"] == "false_accept"}
+    page = parse(banking)
+    assert fas and {i.removeprefix("cell-") for i in page.ids if i.startswith("cell-")} == fas
+    links = {r.removeprefix("#cell-") for r in page.refs if r.startswith("#cell-")}
+    assert links == fas  # every task's row links each of its false accepts
+    text = text_of(banking)
+    assert f"Confirmed false accepts: {len(fas)} ;" in text and "false rejects: none found" in text
+    repair = json.loads((banking / "repair" / "summary.json").read_text())
+    assert f"{len(repair['now_rejected'])} rejected, {len(repair['still_accepted'])} still accepted" in text
+    summary = json.loads((banking / "summary.json").read_text())
+    assert summary["manifest_hash"] in text and "agentdojo 0.1.35" in text
+    run = json.loads((banking / "runs.jsonl").read_text().splitlines()[0])
+    assert run["scored"] == len(rows) and f"{run['wall_seconds']:.1f} s" in text
+
+
+def test_the_swap_page_tells_acceptances_from_false_accepts(banking_swap):
+    rows = ledger(banking_swap)
+    absent = {r["cell_id"] for r in rows if r["outcome"] == "accepted_effect_absent"}
+    present = {r["cell_id"] for r in rows if r["outcome"] == "accepted_effect_present"}
+    page = parse(banking_swap)
+    # Only acceptances with the requested effect absent get a finding; the others are listed as acceptances.
+    assert absent and {i.removeprefix("cell-") for i in page.ids if i.startswith("cell-")} == absent
+    text = text_of(banking_swap)
+    assert f"Off-diagonal acceptances: {len(absent) + len(present)} ;" in text
+    assert f"(confirmed false accepts): {len(absent)} ." in text
+    assert f"Acceptances with the requested effect present: {len(present)}" in text
+    assert all(cid in text for cid in present)
+
+
+def test_a_false_reject_shows_the_failing_check(notes):
+    page = parse(notes)
+    assert {"cell-notes/rename:extra", "cell-notes/tag:extra"} <= page.ids
+    html = (notes / "report.html").read_text()
+    reject = html[html.index('id="cell-notes/rename:extra"') :]
+    reject = reject[: reject.index("</details>")]
+    assert "set_title called once" in reject and 'class="fail">fail' in reject
+    assert "no differing record recorded" in reject  # the end state equals the reference's
+    assert "false rejects: 1 ." in text_of(notes)
+
+
+def test_a_zero_is_none_found(tmp_path):
+    out = tmp_path / "todo"
+    result = verimut("audit", "examples.todo_bench:benchmark", "--family", "omit", "--out", str(out), "--quiet")
+    assert result.returncode == 0, result.stderr
+    text = text_of(out)
+    assert "Confirmed false accepts: none found" in text and "A zero means none found, not none exists" in text
+    assert "Confirmed false accepts per task None found." in text
+
+
+def test_report_rebuilds_the_page(notes, tmp_path):
+    (notes / "report.html").unlink()
+    result = verimut("report", str(notes))
+    assert result.returncode == 1 and (notes / "report.html").exists()
+
+
+# --- verimut ls and verimut show ------------------------------------------------------------------
+
+
+def test_ls_lists_the_cells_the_filters_pick(banking):
+    rows = ledger(banking)
+
+    def ids(*args: str) -> list[str]:
+        result = verimut("ls", str(banking), *args)
+        assert result.returncode == 0, result.stderr
+        return [line.split()[0] for line in result.stdout.splitlines()]
+
+    assert sorted(ids()) == sorted(r["cell_id"] for r in rows)
+    fas = ids("--outcome", "false_accept")
+    assert fas and sorted(fas) == sorted(r["cell_id"] for r in rows if r["outcome"] == "false_accept")
+    assert ids("--task", "banking/user_task_0", "--family", "control") == ["banking/user_task_0:control"]
+    # The other filters, without a process each: the same function the command calls.
+    m, recorded = manifest.read(banking), Ledger(banking).read()
+    picked = [c.cell_id for c, _ in select(m, recorded, ["false_accept", "harmless"], ["extra"])]
+    assert picked and sorted(picked) == sorted(
+        r["cell_id"] for r in rows if r["outcome"] in ("false_accept", "harmless") and r["family"] == "extra"
+    )
+    assert len(select(m, recorded, suites=["banking"])) == len(rows)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--outcome", "false_acept"], "unknown outcome 'false_acept'"),
+        (["--family", "extra-nope"], "unknown fault family 'extra-nope'"),
+        (["--task", "banking/user_task_99"], "unknown task 'banking/user_task_99'"),
+        (["--suite", "slack"], "unknown suite 'slack'"),
+    ],
+)
+def test_ls_refuses_an_unknown_filter_in_one_line(banking, args, message):
+    result = verimut("ls", str(banking), *args)
+    assert result.returncode == 2 and result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("verimut: error:") and message in lines[0]
+
+
+def test_show_prints_the_evidence_of_one_cell(banking, notes):
+    result = verimut("show", str(banking), "banking/user_task_0:extra")
+    assert result.returncode == 0, result.stderr
+    shown = result.stdout
+    assert "false_accept" in shown and "bank_account.transactions: 1 added" in shown
+    [added] = [line for line in shown.splitlines() if line.startswith("+ send_money(")]
+    assert "recipient='UK12345678901234567890'" in added
+    assert "passed: utility" in shown and "canopy" in shown
+    result = verimut("show", str(notes), "notes/rename:extra")
+    assert result.returncode == 0 and "FAIL  set_title called once" in result.stdout
+    assert "pass  title is 'Q3 plan'" in result.stdout and "no difference found" in result.stdout
+
+
+def test_show_prints_a_swap_cell(banking_swap):
+    cid = next(r["cell_id"] for r in ledger(banking_swap) if r["outcome"] == "accepted_effect_absent")
+    result = verimut("show", str(banking_swap), cid)
+    assert result.returncode == 0 and "missing from the end state:" in result.stdout and "rung" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["banking/user_task_0:extr"], "no cell 'banking/user_task_0:extr'"),
+        (["nothing-like-it"], "no cell 'nothing-like-it'"),
+    ],
+)
+def test_show_refuses_an_unknown_cell_in_one_line(banking, args, message):
+    result = verimut("show", str(banking), *args)
+    assert result.returncode == 2 and result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("verimut: error:") and message in lines[0]
+    if args[0].startswith("banking"):
+        assert "did you mean banking/user_task_0:extra" in lines[0]
+
+
+def test_show_and_ls_refuse_a_directory_that_is_not_an_output():
+    for args in (["show", "src", "x"], ["ls", "src"]):
+        result = verimut(*args)
+        assert result.returncode == 2 and "is not a verimut output" in result.stderr
+
+
+# --- the pure parts ------------------------------------------------------------------------------
+
+actions = st.lists(
+    st.sampled_from([Action("a"), Action("b", {"x": 1}), Action("b", {"x": 2}), Action("c")]), max_size=6
+)
+
+
+@given(actions, actions)
+def test_an_action_diff_holds_both_runs(a, b):
+    lines = action_diff(Run(tuple(a)), Run(tuple(b)))
+    assert [x.text for x in lines if x.op in " -"] == [x.describe() for x in a]
+    assert [x.text for x in lines if x.op in " +"] == [x.describe() for x in b]
+
+
+def test_the_state_diff_shows_records_and_changed_fields():
+    [d] = state_diff(
+        [
+            {
+                "collection": "bank.transactions",
+                "counts": "1 added, 1 changed",
+                "added": [{"key": "9", "record": {"amount": 98.7}}],
+                "removed": [],
+                "changed": [{"key": "3", "fields": {"subject": ["a", "b"]}}],
+            }
+        ]
+    )
+    assert [(x.op, x.text) for x in d.lines] == [("+", '[9] {"amount":98.7}'), ("~", '[3].subject: "a" -> "b"')]
+
+
+def test_date_and_wall_time_come_from_the_run_log():
+    runs = [
+        RunRecord("2026-01-02T03:04:05+00:00", 10.0, 5, "fault"),
+        RunRecord("2026-01-02T04:00:00+00:00", 2.5, 1, "fault"),
+    ]
+    said = when(runs)
+    assert said["date"] == "2026-01-02 03:04:05 UTC to 2026-01-02 04:00:02 UTC"
+    assert said["wall time"].startswith("12.5 s over 2 invocations")
+    assert when([])["wall time"].startswith("not recorded")
