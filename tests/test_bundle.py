@@ -126,7 +126,8 @@ def test_every_file_is_sealed_including_later_features_and_torn_leftovers(fault_
     archive = bundle.write(copy, tmp_path / "b.tar.gz")
     names = set(_members(archive))
     assert {f"run-bundle/audit/{n}" for n in ("repair/checks.py", "rewards.json", "cells.jsonl.torn")} <= names
-    assert bundle.verify(archive).files == 9
+    # Every file of the directory (report.html and runs.jsonl included), versions.json and reproduce.py.
+    assert bundle.verify(archive).files == sum(p.is_file() for p in copy.rglob("*")) + 2
 
 
 def _isolated(script_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -234,14 +235,16 @@ def test_commands(swap_dir: Path, tmp_path: Path) -> None:
 
     made = runner.invoke(app, ["bundle", str(swap_dir), "--out", str(archive)])
     assert made.exit_code == 0, made.output
-    assert str(archive) in made.output and "(7 files;" in made.output
+    # The directory's files (report.html and runs.jsonl among them), versions.json, reproduce.py, SHA256SUMS.
+    k = sum(p.is_file() for p in swap_dir.rglob("*"))
+    assert str(archive) in made.output and f"({k + 3} files;" in made.output
 
     checked = runner.invoke(app, ["verify", str(archive)])
     assert checked.exit_code == 0, checked.output
     n = bundle.verify(archive).counts
     assert (
         checked.output.strip()
-        == f"6 files match their checksums; {n} counts re-derived from the ledger match summary.json"
+        == f"{k + 2} files match their checksums; {n} counts re-derived from the ledger match summary.json"
     )
 
     members = _members(archive)

@@ -6,6 +6,7 @@ Exit codes: 0 no confirmed false accept, 1 at least one, 2 could not audit.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -257,8 +258,13 @@ def ls(
         m, ledger_mod.Ledger(directory).read(), outcome or (), family or (), task or (), suite or ()
     )
     width = max((len(c.cell_id) for c, _ in picked), default=0)
-    for cell, result in picked:
-        print(f"{cell.cell_id:<{width}}  {result:<23}  {cell.note}")
+    try:
+        for cell, result in picked:
+            print(f"{cell.cell_id:<{width}}  {result:<23}  {cell.note}")
+        sys.stdout.flush()
+    except BrokenPipeError:  # `verimut ls DIR | head`: the reader has all it wants
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return
     err.print(f"{len(picked)} of {len(m.cells)} cells", highlight=False)
 
 
