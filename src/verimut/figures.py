@@ -150,9 +150,17 @@ def swap_matrix(suite: str, tasks: Sequence[str], cells: Mapping[tuple[str, str]
     fig = Figure(figsize=(side + 2.2, side), layout="constrained")
     ax = fig.subplots()
     ax.imshow(grid, cmap=ListedColormap(RUNG_COLOURS), vmin=-0.5, vmax=len(RUNG_ORDER) - 0.5)
-    size = max(6.0, 160.0 / max(n, 1))
+    size = max(10.0, 160.0 / max(n, 1))
     ax.scatter(*marks["present"], s=size * 2, c="black", marker="o", label="accepted, effect present")
-    ax.scatter(*marks["absent"], s=size * 4, c="#d7191c", marker="X", label="accepted, effect ABSENT")
+    ax.scatter(
+        *marks["absent"],
+        s=size * 5,
+        c="#d7191c",
+        marker="X",
+        edgecolors="white",
+        linewidths=0.5,
+        label="accepted, effect ABSENT",
+    )
     ax.scatter(*marks["other"], s=size * 2, c="#636363", marker="x", label="not graded (error, incomplete)")
     labels = short_names(tasks)
     fs = 7 if n <= 25 else 5

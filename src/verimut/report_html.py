@@ -130,7 +130,7 @@ def _fault_context(m: Manifest, rows: Mapping[str, CellResult], s: summary_mod.S
 
 
 def _swap_context(m: Manifest, rows: Mapping[str, CellResult], c: swap_mod.Census) -> dict[str, Any]:
-    suites: dict[str, list[str]] = {}
+    suites: dict[str, list[str]] = {suite: [] for suite in c.table}  # the order of Table 1
     for task in sorted(m.tasks, key=figures.natural):
         suites.setdefault(swap_mod.suite_of(task), []).append(task)
     matrices = []
@@ -142,7 +142,9 @@ def _swap_context(m: Manifest, rows: Mapping[str, CellResult], c: swap_mod.Censu
             row = rows.get(cell.cell_id)
             rung = CONTROL if cell.is_control else str(cell.detail["rung"])
             cells[(cell.task, cell.run_task)] = (rung, row.outcome if row else evidence.NOT_SCORED)
-        matrices.append({"suite": suite, "figure": figures.swap_matrix(suite, tasks, cells)})
+        # A large suite gets the page's whole width, or its labels and marks are too small to read.
+        wide = len(tasks) > 25
+        matrices.append({"suite": suite, "figure": figures.swap_matrix(suite, tasks, cells), "wide": wide})
     return {
         "table": c.table,
         "rung_names": swap_mod.RUNGS,
