@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -293,3 +294,15 @@ def test_date_and_wall_time_come_from_the_run_log():
     assert said["date"] == "2026-01-02 03:04:05 UTC to 2026-01-02 04:00:02 UTC"
     assert said["wall time"].startswith("12.5 s over 2 invocations")
     assert when([])["wall time"].startswith("not recorded")
+
+
+def test_a_partial_run_says_what_is_not_scored(notes, tmp_path):
+    out = tmp_path / "partial"
+    shutil.copytree(notes, out)
+    lines = (out / "cells.jsonl").read_text().splitlines(keepends=True)
+    (out / "cells.jsonl").write_text("".join(lines[:5]))
+    result = verimut("report", str(out))
+    assert result.returncode in (0, 1), result.stderr
+    text = text_of(out)
+    assert f"{len(lines) - 5} cell(s) not scored yet" in text and f"5 of {len(lines)} scored" in text
+    assert "not_scored" in text

@@ -111,11 +111,15 @@ def _fault_context(m: Manifest, rows: Mapping[str, CellResult], s: summary_mod.S
         if any(c.get(o) for fams in counts.values() for c in fams.values())
     ]
     fas = per_task(rows, FA)
+    totals: dict[str, Counter[str]] = {}
+    for fams in counts.values():
+        for fam, c in fams.items():
+            totals.setdefault(fam, Counter()).update(c)
     return {
         "families": families,
         "outcomes": present,
-        "totals": s.counts,
-        "col_max": {o: max([c.get(o, 0) for c in s.counts.values()] + [1]) for o in present},
+        "totals": totals,
+        "col_max": {o: max([c[o] for c in totals.values()] + [1]) for o in present},
         "heatmap": figures.outcome_heatmaps(counts, present, families) if counts else None,
         "fa_per_task": fas,
         "fa_figure": (
@@ -192,6 +196,7 @@ def context(out: Path, m: Manifest, rows: Mapping[str, CellResult], result: Any)
         "swap": swap,
         "directory": str(out),
         "note": result.note,
+        "unscored": result.cells - result.scored,
         "findings": [evidence.view(m, by_id[cid], rows.get(cid), rewards) for cid in shown],
         "rejects": [evidence.view(m, by_id[cid], rows.get(cid), rewards) for cid in rejects],
         "acceptances": len(result.acceptances) if swap else None,
