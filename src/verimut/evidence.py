@@ -134,7 +134,8 @@ def view(
         state_title=(
             f"what the reference run of {cell.task} changes, checked in the end state of {cell.run_task}'s run"
             if swapped
-            else "end state against the reference run's (telemetry and masked fields left out)"
+            else "end state against the reference run's (- only in the reference's, + only in this run's, "
+            "~ a field that differs; telemetry and masked fields left out)"
         ),
         state=state_diff(ev.get("differs_from_reference", [])),
         effect_missing=list(ev.get("effect_missing", [])),
@@ -171,7 +172,7 @@ def to_rich(v: CellView) -> RenderableType:
     for key in ("run_task", "rung", "rung_reason", "start"):
         if key in v.detail:
             head.add_row(key.replace("_", " "), Text(str(v.detail[key])))
-    if v.reason:
+    if v.reason and v.reason != v.edit:
         head.add_row("why", Text(v.reason))
     parts: list[RenderableType] = [head, Text(f"\nactions (- reference run of {v.compared_with}, + this run)", "bold")]
     parts.append(_lines(v.actions) if v.actions else Text("(no actions)", "dim"))
