@@ -156,7 +156,7 @@ def test_a_false_reject_shows_the_failing_check(notes):
     reject = html[html.index('id="cell-notes/rename:extra"') :]
     reject = reject[: reject.index("</details>")]
     assert "set_title called once" in reject and 'class="fail">fail' in reject
-    assert "no differing record recorded" in reject  # the end state equals the reference's
+    assert "no record differs: the end-state check found none" in reject  # the end state equals the reference's
     assert "false rejects: 1 ." in text_of(notes)
 
 
