@@ -142,6 +142,7 @@ def test_the_swap_page_tells_acceptances_from_false_accepts(banking_swap):
     page = parse(banking_swap)
     # Only acceptances with the requested effect absent get a finding; the others are listed as acceptances.
     assert absent and {i.removeprefix("cell-") for i in page.ids if i.startswith("cell-")} == absent
+    assert {r.removeprefix("#cell-") for r in page.refs if r.startswith("#cell-")} == absent  # per task, linked
     text = text_of(banking_swap)
     assert f"Off-diagonal acceptances: {len(absent) + len(present)} ;" in text
     assert f"(confirmed false accepts): {len(absent)} ." in text

@@ -149,7 +149,11 @@ def _swap_context(m: Manifest, rows: Mapping[str, CellResult], c: swap_mod.Censu
         # A large suite gets the page's whole width, or its labels and marks are too small to read.
         wide = len(tasks) > 25
         matrices.append({"suite": suite, "figure": figures.swap_matrix(suite, tasks, cells), "wide": wide})
+    by_verifier: dict[str, list[str]] = {}
+    for a in c.false_accepts:
+        by_verifier.setdefault(a["verifier_task"], []).append(a["cell_id"])
     return {
+        "fa_per_task": by_verifier,
         "table": c.table,
         "rung_names": swap_mod.RUNGS,
         "matrices": matrices,
