@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from browser import load
 from conftest import ROOT, verimut
 from verimut import manifest
-from verimut.evidence import action_diff, select, state_diff
+from verimut.cell_view import action_diff, select, state_diff
 from verimut.ledger import Ledger, RunRecord
 from verimut.report_html import when
 from verimut.run import Action, Run

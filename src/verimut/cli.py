@@ -16,7 +16,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from verimut import adapters, evidence, report_html, rewards
+from verimut import adapters, cell_view, report_html, rewards
 from verimut import audit as audit_mod
 from verimut import bundle as bundle_mod
 from verimut import executor as executor_mod
@@ -254,7 +254,7 @@ def ls(
 ) -> None:
     """List cells: id, outcome, edit. Every id works with `verimut show DIR ID` (and is a link target in report.html)."""
     m = manifest_mod.read(directory)
-    picked = evidence.select(
+    picked = cell_view.select(
         m, ledger_mod.Ledger(directory).read(), outcome or (), family or (), task or (), suite or ()
     )
     width = max((len(c.cell_id) for c, _ in picked), default=0)
@@ -275,9 +275,9 @@ def show(
 ) -> None:
     """One cell: its edit as an action diff, the end-state evidence, the verifier's checks, its rewards."""
     m = manifest_mod.read(directory)
-    cell = evidence.find(m, cell_id, str(directory))
+    cell = cell_view.find(m, cell_id, str(directory))
     row = ledger_mod.Ledger(directory).read().get(cell_id)
-    out.print(evidence.to_rich(evidence.view(m, cell, row, report_html.cell_rewards(directory))))
+    out.print(cell_view.to_rich(cell_view.view(m, cell, row, report_html.cell_rewards(directory))))
 
 
 @app.command()

@@ -3,7 +3,7 @@
 At a glance: the family x outcome heat map per suite, the confirmed false accepts per task, the
 swap census's i x j matrix per suite (rungs marked), a repair's before/after counts, and the
 provenance. One level down: every confirmed false accept (and false reject) with its evidence
-(`evidence.CellView`). Everything is inline (CSS, one small script, the figures as PNG data
+(`cell_view.CellView`). Everything is inline (CSS, one small script, the figures as PNG data
 URIs), so opening the file makes no request. Built from the directory's manifest, ledger,
 rewards.json, runs.jsonl and repair/summary.json alone, so `verimut report DIR` rebuilds it.
 """
@@ -20,7 +20,7 @@ from typing import Any
 import jinja2
 import msgspec
 
-from verimut import evidence, figures, manifest, rewards
+from verimut import cell_view, figures, manifest, rewards
 from verimut import summary as summary_mod
 from verimut import swap as swap_mod
 from verimut.classify import Outcome
@@ -89,7 +89,7 @@ def fault_counts(m: Manifest, rows: Mapping[str, CellResult]) -> dict[str, dict[
     for cell in m.cells:
         fam = out.setdefault(swap_mod.suite_of(cell.task), {}).setdefault(cell.family, Counter())
         row = rows.get(cell.cell_id)
-        fam[row.outcome if row else evidence.NOT_SCORED] += 1
+        fam[row.outcome if row else cell_view.NOT_SCORED] += 1
     return {s: {f: dict(c) for f, c in fams.items()} for s, fams in out.items()}
 
 
@@ -107,7 +107,7 @@ def _fault_context(m: Manifest, rows: Mapping[str, CellResult], s: summary_mod.S
     families = [CONTROL, *m.families]
     present = [
         o
-        for o in [*summary_mod.OUTCOMES, evidence.NOT_SCORED]
+        for o in [*summary_mod.OUTCOMES, cell_view.NOT_SCORED]
         if any(c.get(o) for fams in counts.values() for c in fams.values())
     ]
     fas = per_task(rows, FA)
@@ -145,7 +145,7 @@ def _swap_context(m: Manifest, rows: Mapping[str, CellResult], c: swap_mod.Censu
                 continue
             row = rows.get(cell.cell_id)
             rung = CONTROL if cell.is_control else str(cell.detail["rung"])
-            cells[(cell.task, cell.run_task)] = (rung, row.outcome if row else evidence.NOT_SCORED)
+            cells[(cell.task, cell.run_task)] = (rung, row.outcome if row else cell_view.NOT_SCORED)
         # A large suite gets the page's whole width, or its labels and marks are too small to read.
         wide = len(tasks) > 25
         matrices.append({"suite": suite, "figure": figures.swap_matrix(suite, tasks, cells), "wide": wide})
@@ -201,8 +201,8 @@ def context(out: Path, m: Manifest, rows: Mapping[str, CellResult], result: Any)
         "directory": str(out),
         "note": result.note,
         "unscored": result.cells - result.scored,
-        "findings": [evidence.view(m, by_id[cid], rows.get(cid), rewards) for cid in shown],
-        "rejects": [evidence.view(m, by_id[cid], rows.get(cid), rewards) for cid in rejects],
+        "findings": [cell_view.view(m, by_id[cid], rows.get(cid), rewards) for cid in shown],
+        "rejects": [cell_view.view(m, by_id[cid], rows.get(cid), rewards) for cid in rejects],
         "acceptances": len(result.acceptances) if swap else None,
         "control_failures": result.control_failures,
         "provenance": provenance(m, result, read_runs(out)),

@@ -1,4 +1,4 @@
-"""One cell's evidence, ready to read: what `verimut show` prints and the HTML report's findings show.
+"""One cell's evidence, as a person reads it: what `verimut show` prints and the HTML report's findings show.
 
 A `CellView` is built from the manifest, the cell's ledger row and the per-cell rewards alone
 (pure): the edit as a diff of the action list (the reference run of the verifier's task against
