@@ -345,3 +345,14 @@ def test_a_plugged_in_benchmark_gets_junit_and_sarif_too(tmp_path):
     log = json.loads((tmp_path / "s.sarif").read_text())
     assert not list(Draft4Validator(load_schema()).iter_errors(log))
     assert {x["ruleId"] for x in log["runs"][0]["results"]} == {"false-accept/extra", "false-accept/extra-ni"}
+
+
+def test_repair_takes_a_gate_over_its_regrade(audit_dir):
+    r = verimut("repair", str(audit_dir), "--fail-on", "still_accepted>0 or new_false_reject>0")
+    report = json.loads((audit_dir / "repair" / "summary.json").read_text())
+    assert report["false_accepts"] == len(_summary(audit_dir)["false_accepts"])
+    assert r.returncode == int(bool(report["still_accepted"] or report["new_false_rejects"])), r.stdout
+    if report["still_accepted"]:
+        assert f"(still_accepted = {len(report['still_accepted'])})" in r.stdout
+    r = verimut("repair", str(audit_dir), "--fail-on", "false_reject>0")
+    assert r.returncode == 2 and "a repair has no count 'false_reject' (known: new_false_reject, " in r.stderr

@@ -286,8 +286,17 @@ def repair(
     benchmark: Annotated[
         str | None, typer.Option(help="The benchmark as given to `audit`, when not built in (module:object).")
     ] = None,
+    fail_on: Annotated[
+        str | None,
+        typer.Option(
+            "--fail-on",
+            help="Exit 1 when this holds (default 'new_false_reject>0'); counts: "
+            + ", ".join(gate_mod.COUNTS["repair"]),
+        ),
+    ] = None,
 ) -> None:
     """Write the minimal frame-condition checks for the audit's false accepts; regrade every cell with them."""
+    gate = gate_mod.read(fail_on, gate_mod.Vocabulary("repair", ()))
     m = manifest_mod.read(directory)
     if benchmark is None and m.benchmark not in adapters.BUILTIN:
         raise AuditError(f"{m.benchmark!r} is not built in: give --benchmark module:object, as given to `audit`")
@@ -308,7 +317,10 @@ def repair(
     table.add_row("new false rejects", "", str(len(r.new_false_rejects) or "none found"))
     out.print(table)
     out.print(f"{r.checks} checks in {r.module}; report: {directory / repair_mod.REPAIR / 'summary.md'}")
-    raise typer.Exit(r.exit_code)
+    fired = gate_mod.fired(gate, gate_mod.repair_counts(r))
+    if fired:
+        out.print(f"fail-on {str(gate)!r} holds: " + "; ".join(fired), highlight=False)
+    raise typer.Exit(1 if fired else 0)
 
 
 @app.command()

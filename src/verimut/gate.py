@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 from verimut.classify import Outcome
 from verimut.errors import AuditError
+from verimut.repair import Report
 from verimut.summary import Summary
 from verimut.swap import Census
 
@@ -54,10 +55,14 @@ _SWAP_OUTCOMES = (
 # acceptance; only one whose requested effect is absent from the end state is a confirmed
 # false accept, so there `false_accept` counts accepted_effect_absent and `acceptance`
 # counts both kinds. harmless and false_reject do not exist there (no reference to equal).
+# `verimut repair` counts what the repaired verifier changed (no scopes): its default gate,
+# new_false_reject>0, is its exit rule before the gate.
 COUNTS: dict[str, tuple[str, ...]] = {
     "fault": _FAULT_OUTCOMES,
     "swap": (*_SWAP_OUTCOMES, "acceptance", "false_accept"),
+    "repair": ("new_false_reject", "still_accepted", "now_rejected", "false_accept", "regrade_mismatch"),
 }
+DEFAULTS = {"fault": DEFAULT, "swap": DEFAULT, "repair": "new_false_reject>0"}
 
 
 class GateError(AuditError):
@@ -176,13 +181,13 @@ class Vocabulary:
 
     @property
     def scope_kind(self) -> str:
-        return "suite" if self.arm == "swap" else "fault family"
+        return {"swap": "suite", "fault": "fault family"}.get(self.arm, "scope")
 
 
 def check(gate: Gate, vocab: Vocabulary, flag: str = "--fail-on") -> Gate:
     """The gate, if every name in it is one this arm counts; else a GateError naming the first that is not."""
     counts = COUNTS[vocab.arm]
-    what = "the intent-swap census" if vocab.arm == "swap" else "a fault-grammar audit"
+    what = {"swap": "the intent-swap census", "fault": "a fault-grammar audit", "repair": "a repair"}[vocab.arm]
     for c in gate.comparisons:
         if c.count not in counts:
             raise GateError(f"{flag}: {what} has no count {c.count!r} (known: {', '.join(counts)})")
@@ -248,7 +253,20 @@ def vocabulary_of(result: Summary | Census) -> Vocabulary:
     return Vocabulary(arm, scopes_of(counts_of(result)))
 
 
+def repair_counts(r: Report) -> dict[str | None, dict[str, int]]:
+    """A repair's counts: the regrade of the audit with the repaired verifiers."""
+    return {
+        None: {
+            "new_false_reject": len(r.new_false_rejects),
+            "still_accepted": len(r.still_accepted),
+            "now_rejected": len(r.now_rejected),
+            "false_accept": r.false_accepts,
+            "regrade_mismatch": len(r.regrade_mismatches),
+        }
+    }
+
+
 def read(text: str | None, vocab: Vocabulary | None = None, flag: str = "--fail-on") -> Gate:
-    """The gate a command runs with: the default when none is given; names checked when `vocab` is."""
-    g = parse(DEFAULT if text is None else text, flag)
+    """The gate a command runs with: its arm's default when none is given; names checked when `vocab` is."""
+    g = parse(DEFAULTS[vocab.arm if vocab else "fault"] if text is None else text, flag)
     return check(g, vocab, flag) if vocab is not None else g
