@@ -204,6 +204,8 @@ def test_a_bad_gate_exits_2_in_one_line_before_any_work(tmp_path, audit_dir):
         ["audit", "agentdojo", "--task", TASKS[0], "-o", str(tmp_path / "a"), "--fail-on", "fals_accept>0"],
         ["audit", "agentdojo", "--task", TASKS[0], "-o", str(tmp_path / "a"), "--fail-on", "swap.false_accept>0"],
         ["swap", "agentdojo", "--task", TASKS[0], "-o", str(tmp_path / "a"), "--fail-on", "false_accept=>0"],
+        # slack is a suite of AgentDojo, but not of this selection: the gate could never fire.
+        ["swap", "agentdojo", "--task", TASKS[0], "-o", str(tmp_path / "a"), "--fail-on", "slack.acceptance>0"],
         ["report", str(audit_dir), "--fail-on", "acceptance>0"],
     ):
         r = verimut(*args)

@@ -228,7 +228,8 @@ def swap(
     gate_mod.read(fail_on)  # the syntax now; the suite names once the benchmark is loaded
 
     def run(bench: Benchmark, directory: Path, runner: executor_mod.Executor) -> swap_mod.Census:
-        suites = tuple(dict.fromkeys(swap_mod.suite_of(t) for t in bench.tasks()))
+        chosen = audit_mod.select_tasks(bench.tasks(), suite or (), task or ())
+        suites = tuple(dict.fromkeys(swap_mod.suite_of(t) for t in chosen))
         gate_mod.read(fail_on, gate_mod.Vocabulary(swap_mod.SWAP, suites))
         return audit_mod.swap(
             bench, directory, suites=suite or (), tasks=task or (), executor=runner, console=err, quiet=quiet
@@ -271,6 +272,7 @@ def report(
     gate_mod.read(fail_on)
     rewards.load(reward_modules or [])
     m = manifest_mod.read(directory)
+    gate_mod.read(fail_on, gate_mod.vocabulary_of_manifest(m))
     rows = ledger_mod.Ledger(directory).read()
     locate = None
     if sarif_path is not None and (benchmark is not None or m.benchmark in adapters.BUILTIN):

@@ -28,9 +28,10 @@ from dataclasses import dataclass
 
 from verimut.classify import Outcome
 from verimut.errors import AuditError
+from verimut.manifest import Manifest
 from verimut.repair import Report
 from verimut.summary import Summary
-from verimut.swap import Census
+from verimut.swap import Census, suite_of
 
 DEFAULT = "false_accept>0"
 NEVER = "never"
@@ -264,6 +265,13 @@ def repair_counts(r: Report) -> dict[str | None, dict[str, int]]:
             "regrade_mismatch": len(r.regrade_mismatches),
         }
     }
+
+
+def vocabulary_of_manifest(m: Manifest) -> Vocabulary:
+    """What a run's gate may name, known before it is scored or summarized."""
+    if m.arm == "swap":
+        return Vocabulary("swap", tuple(dict.fromkeys(suite_of(t) for t in m.tasks)))
+    return Vocabulary("fault", tuple(dict.fromkeys(c.family for c in m.cells)))
 
 
 def read(text: str | None, vocab: Vocabulary | None = None, flag: str = "--fail-on") -> Gate:
