@@ -269,7 +269,6 @@ def report(
     """Rebuild summary.md/json (and rewards.json) from an audit's (or a swap census's) manifest and ledger."""
     if procredit_c <= 0:
         raise AuditError(f"--procredit-c must be positive, not {procredit_c:g}")
-    gate_mod.read(fail_on)
     rewards.load(reward_modules or [])
     m = manifest_mod.read(directory)
     gate_mod.read(fail_on, gate_mod.vocabulary_of_manifest(m))
