@@ -306,15 +306,22 @@ def test_sarif_is_valid_and_has_one_result_per_confirmed_false_accept(audit_dir,
     for x in results:
         assert rules[x["ruleIndex"]]["id"] == x["ruleId"] == f"false-accept/{x['properties']['family']}"
     assert len({x["partialFingerprints"]["verimutCell/v1"] for x in results}) == len(results)
-    # The location is the task's verifier, in the installed AgentDojo (relative to the working directory).
+    # The location is the task's verifier in the installed AgentDojo: relative to the working
+    # directory (the repository, where the test install puts .venv), or absolute when elsewhere.
     loc = results[0]["locations"][0]
     art = loc["physicalLocation"]["artifactLocation"]
-    assert art["uriBaseId"] == "%SRCROOT%" and art["uri"].endswith("agentdojo/default_suites/v1/banking/user_tasks.py")
+    if "uriBaseId" in art:
+        assert art["uriBaseId"] == "%SRCROOT%" and run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == ROOT.as_uri() + "/"
+        path = ROOT / art["uri"]
+    else:
+        assert art["uri"].startswith("file:///") and "originalUriBaseIds" not in run
+        path = Path(art["uri"].removeprefix("file://"))
+    assert path.as_posix().endswith("agentdojo/default_suites/v1/banking/user_tasks.py")
     line = loc["physicalLocation"]["region"]["startLine"]
-    source = (ROOT / art["uri"]).read_text().splitlines()
+    source = path.read_text().splitlines()
     assert re.match(r"\s+def utility(_from_traces)?\(", source[line - 1]), source[line - 1]
+    assert loc["logicalLocations"][0]["name"] == "UserTask0.utility"
     assert loc["logicalLocations"][0]["fullyQualifiedName"] == results[0]["properties"]["task"]
-    assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == ROOT.as_uri() + "/"
     # `report` writes the same log again from the ledger (locating a built-in benchmark's verifiers itself).
     r = verimut("report", str(audit_dir), "--sarif", str(tmp_path / "again.sarif"), "--junit", str(tmp_path / "j.xml"))
     assert r.returncode == 1
