@@ -34,7 +34,7 @@ import json
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from verimut.benchmark import Verdict
@@ -105,7 +105,7 @@ _WRITE_NAMES = frozenset().union(*WRITES.values())
 # time, different on every replay.
 _NOT_STATE = ("_api_description", "_random")
 STATE_COMPARED = (
-    "every attribute, public and private (the checker sees only public ones), of every backend instance "
+    "at the end of every turn (the checker's own grain) and now: every attribute, public and private (the checker sees only public ones), of every backend instance "
     "the entry involves; the file tree flattened to paths, the current directory as a path; "
     "left out: _api_description (constant), _random (generator state), File._last_modified (wall clock), "
     "TravelAPI._flight_cost_lookup (telemetry: a cache of get_flight_cost reads)"
@@ -136,6 +136,10 @@ class Entry:
 class Episode:
     entry: Entry
     instances: dict[str, Any]  # class name -> backend instance (ours: never in the checker's globals)
+    # The state at the end of each finished turn: the checker compares state after every turn,
+    # so the oracle does too.
+    turns: list[dict[str, Any]] = field(default_factory=list)
+    started: bool = False  # the first TURN marker opens turn 1 and closes nothing
 
 
 _names = itertools.count()
@@ -337,6 +341,9 @@ class BFCL:
 
     def execute(self, episode: Episode, action: Action) -> Step:
         if action.name == TURN:
+            if episode.started:
+                episode.turns.append(self._state(episode))
+            episode.started = True
             return Step("")
         entry = episode.entry
         model = _unique("step")
@@ -364,11 +371,17 @@ class BFCL:
             return action.args.get("file_name") is not None
         return action.name in _WRITE_NAMES
 
-    def snapshot(self, episode: Episode) -> Any:
+    @staticmethod
+    def _state(episode: Episode) -> dict[str, Any]:
         return {name: _instance_state(inst) for name, inst in episode.instances.items()}
 
+    def snapshot(self, episode: Episode) -> Any:
+        """The state now, and as it was at the end of each earlier turn ("after_turn_N")."""
+        earlier = {f"after_turn_{n + 1}": state for n, state in enumerate(episode.turns)}
+        return {"now": self._state(episode), **earlier}
+
     def fork(self, episode: Episode) -> Episode:
-        return Episode(episode.entry, copy.deepcopy(episode.instances))
+        return Episode(episode.entry, copy.deepcopy(episode.instances), copy.deepcopy(episode.turns), episode.started)
 
     def verify(self, episode: Episode, run: Run) -> Verdict:
         """The package's multi_turn_checker on the run's calls per turn, under a model name of its own."""
