@@ -236,7 +236,9 @@ def _path_of(directory: Any) -> str:
 
 
 def _instance_state(instance: Any) -> dict[str, Any]:
+    """Public attributes as they are; private ones (what the checker skips) under "_private"."""
     state: dict[str, Any] = {}
+    private: dict[str, Any] = {}
     for attr, value in vars(instance).items():
         if attr in _NOT_STATE:
             continue
@@ -247,16 +249,20 @@ def _instance_state(instance: Any) -> dict[str, Any]:
             state["files"] = files
             state["directories"] = sorted(dirs)
         elif attr == "_current_dir" and hasattr(value, "contents"):
-            state["_current_dir"] = _path_of(value)
+            private["_current_dir"] = _path_of(value)
+        elif attr.startswith("_"):
+            private[attr] = _plain(value)
         else:
             state[attr] = _plain(value)
+    if private:
+        state["_private"] = private
     return state
 
 
 # -- the adapter ---------------------------------------------------------------------------------
 class BFCL:
     name = "bfcl"
-    telemetry: Sequence[str] = ("TravelAPI._flight_cost_lookup",)
+    telemetry: Sequence[str] = ("*.TravelAPI._private._flight_cost_lookup",)
 
     def __init__(self, version: str | None = None) -> None:
         if VERSION == "missing":
