@@ -13,6 +13,12 @@ bfcl-eval 2026.3.23; tests/test_bfcl.py checks them again):
   from its data files directly;
 - a backend error is a return value (`{"error": ...}`, or "Error during execution: ..."), not an
   exception: a failing call is delivered, as it is to a model;
+- the long-context extensions (bfcl_eval...func_source_code.long_context: CREDIT_CARD_EXTENSION,
+  BOOKING_RECORD_EXTENSION, ...) are module-level data that `_load_scenario` puts into instances
+  by reference: every instance in a process, the model's and the ground truth's alike, holds the
+  same card dicts, so a change to one is a change to all. Our episodes own deep copies, and the
+  module data is put back as shipped after each call of the package (as in a fresh process);
+  the checker's own two instances still share it, as they do in BFCL's evaluation;
 - `state_checker` compares public attributes only (names not starting with "_"): the current
   directory (`GorillaFileSystem._current_dir`), the brake and slope forces of the vehicle are
   outside what it sees. The snapshot holds them, so the oracle does (see STATE_COMPARED).
@@ -28,6 +34,7 @@ import copy
 import importlib
 import importlib.metadata
 import importlib.resources
+import importlib.util
 import inspect
 import itertools
 import json
@@ -156,6 +163,46 @@ def _utils() -> Any:
     return multi_turn_utils
 
 
+def _long_context() -> Any:
+    from bfcl_eval.eval_checker.multi_turn_eval.func_source_code import long_context
+
+    return long_context
+
+
+_SHIPPED: dict[str, Any] = {}  # the long-context module data as shipped
+
+
+def _keep_shipped() -> None:
+    """Read the module data as shipped from a fresh execution of its file (the live one may have changed)."""
+    if not _SHIPPED:
+        spec = importlib.util.find_spec(_long_context().__name__)
+        assert spec is not None and spec.loader is not None
+        fresh = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(fresh)
+        for name, value in vars(fresh).items():
+            if name.isupper() and isinstance(value, (dict, list)):
+                _SHIPPED[name] = value
+
+
+def _restore_shipped() -> None:
+    """Put the long-context module data back as shipped, in place (other modules hold the same objects)."""
+    module = _long_context()
+    for name, shipped in _SHIPPED.items():
+        live = getattr(module, name)
+        if live == shipped:
+            continue
+        if isinstance(live, dict):
+            live.clear()
+            live.update(copy.deepcopy(shipped))
+        else:
+            live[:] = copy.deepcopy(shipped)
+
+
+def _shared_keys() -> dict[str, str]:
+    """Key -> name of the module-level dict that holds it (a card id -> CREDIT_CARD_EXTENSION)."""
+    return {str(k): name for name, value in _SHIPPED.items() if isinstance(value, dict) for k in value}
+
+
 def _drop_globals(model_name: str) -> None:
     """Remove every backend instance the package cached in its module globals for this model name."""
     namespace = vars(_utils())
@@ -276,6 +323,7 @@ class BFCL:
             for q in questions:
                 self._entries[f"{category}/{q['id']}"] = Entry(category, q, answers[q["id"]])
         self._signatures: dict[str, dict[str, inspect.Signature]] = {}
+        _keep_shipped()
 
     # -- what there is ---------------------------------------------------------------------------
     def provenance(self) -> Mapping[str, str]:
@@ -335,7 +383,8 @@ class BFCL:
             )
         finally:
             _drop_globals(model)
-        return Episode(entry, dict(instances))
+        # Our own copy: the instances hold the long-context module data by reference.
+        return Episode(entry, copy.deepcopy(dict(instances)))
 
     def reference(self, task: str, episode: Episode) -> Run:
         signatures = self._methods(episode.entry)
@@ -370,6 +419,7 @@ class BFCL:
             )
         finally:
             _drop_globals(model)
+            _restore_shipped()  # a read may write module data (the long weather report's temperature)
         return Step(str(results[0]))
 
     def is_write(self, action: Action) -> bool:
@@ -409,24 +459,37 @@ class BFCL:
             )
         finally:
             _drop_globals(model)
+            _restore_shipped()  # the checker's instances changed the shared module data: undo it for the next cell
         if result["valid"]:
             return Verdict(True, "multi_turn_checker: valid")
         return Verdict(False, f"multi_turn_checker: {result.get('error_type')}: {result.get('error_message')}")
 
     # -- why a difference went unseen ----------------------------------------------------------
     def explain(self, task: str, collections: Sequence[str]) -> str | None:
-        private = [c for c in collections if any(seg.startswith("_") for seg in c.split("."))]
-        public = [c for c in collections if c not in private]
+        shared = _shared_keys()
+        private, aliased, public = [], [], []
+        for c in collections:
+            segments = c.split(".")
+            if any(seg.startswith("_") for seg in segments):
+                private.append(c)
+            elif any(seg in shared for seg in segments):
+                aliased.append(c)
+            else:
+                public.append(c)
         parts = []
         if private:
             parts.append(
                 f"{', '.join(private)} is private state: state_checker compares public attributes only "
                 "(it skips names starting with '_')"
             )
-        if public:
+        if aliased:
+            names = sorted({shared[seg] for c in aliased for seg in c.split(".") if seg in shared})
             parts.append(
-                f"{', '.join(public)} differs from the reference in a way the per-turn comparison let through"
+                f"{', '.join(aliased)} is bfcl_eval's module-level long-context data ({', '.join(names)}), which "
+                "the model's and the ground truth's instances hold by reference: state_checker compares it with itself"
             )
+        if public:
+            parts.append(f"{', '.join(public)} differs in a way the per-turn comparison let through")
         return "multi_turn_checker: " + "; ".join(parts) if parts else None
 
 
