@@ -62,9 +62,10 @@ class Tau2:
         # LiteLLM fetches a price list from the network on import; tau2 needs no model here.
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
         from loguru import logger
+
+        logger.disable("tau2")  # its registry on import, then a debug line per tool call, on stderr
         from tau2.registry import registry
 
-        logger.disable("tau2")  # a debug line per tool call, on stderr
         self._registry = registry
         self._tasks: dict[str, tuple[str, Any]] = {}
         for domain in DOMAINS:
