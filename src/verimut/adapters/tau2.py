@@ -72,6 +72,7 @@ class Tau2:
             for task in registry.get_tasks_loader(domain)("base"):
                 self._tasks[f"{domain}/{task.id}"] = (domain, task)
         self._db: dict[str, Any] = {}  # each domain's database as loaded from its db.json, copied per episode
+        self._shipped: dict[str, dict[str, Any]] = {}  # the same, as plain data
         self._tool_types: dict[str, str] = {}
         for domain in DOMAINS:
             env = self._env(domain)
@@ -142,10 +143,28 @@ class Tau2:
         return self._tool_types.get(action.name) == "write"
 
     def snapshot(self, episode: Episode) -> Any:
-        state = {"db": episode.env.tools.db.model_dump(mode="json")}
+        state = {"db": self._shared(episode.domain, episode.env.tools.db.model_dump(mode="json"))}
         if episode.env.user_tools is not None:
             state["user_db"] = episode.env.user_tools.db.model_dump(mode="json")
         return state
+
+    def _shared(self, domain: str, dump: dict[str, Any]) -> dict[str, Any]:
+        """The dump, with every record equal to the shipped database's replaced by that one object.
+
+        An audit keeps two snapshots of every task (an airline database is some 30 MB as Python
+        objects); sharing the records a run did not change keeps that to one copy plus the changes.
+        """
+        if domain not in self._shipped:
+            self._shipped[domain] = self._db[domain].model_dump(mode="json")
+        base = self._shipped[domain]
+        out: dict[str, Any] = {}
+        for name, records in dump.items():
+            known = base.get(name)
+            if isinstance(records, dict) and isinstance(known, dict):
+                out[name] = {k: known[k] if known.get(k) == v else v for k, v in records.items()}
+            else:
+                out[name] = records
+        return out
 
     def fork(self, episode: Episode) -> Episode:
         env = self._registry.get_env_constructor(episode.domain)(db=episode.env.tools.db.model_copy(deep=True))
