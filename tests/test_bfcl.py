@@ -99,6 +99,26 @@ def test_reads_leave_the_whole_state_alone_and_writes_are_what_the_reference_cha
                 assert bench.snapshot(episode)["now"] == before["now"], f"{task}: {action.describe()} changed state"
 
 
+def test_long_context_instances_share_the_module_data_by_reference_and_episodes_do_not(bench):
+    from bfcl_eval.eval_checker.multi_turn_eval.func_source_code.long_context import CREDIT_CARD_EXTENSION
+    from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_utils import execute_multi_turn_func_call
+
+    q = bench.entry("long_context/multi_turn_long_context_150").question
+    card = next(iter(CREDIT_CARD_EXTENSION))
+    held = []
+    for model in ("probe-a", "probe-b"):  # what the checker builds: the model's and the ground truth's instances
+        _, instances = execute_multi_turn_func_call(
+            [], q["initial_config"], q["involved_classes"], model, q["id"], long_context=True
+        )
+        held.append(instances["TravelAPI"].credit_card_list[card])
+        adapter._drop_globals(model)
+    assert held[0] is held[1] is CREDIT_CARD_EXTENSION[card]
+    episode = bench.reset("long_context/multi_turn_long_context_150")
+    assert episode.instances["TravelAPI"].credit_card_list[card] is not CREDIT_CARD_EXTENSION[card]
+    explained = bench.explain("long_context/multi_turn_long_context_150", [f"now.TravelAPI.credit_card_list.{card}"])
+    assert explained is not None and "CREDIT_CARD_EXTENSION" in explained
+
+
 def test_the_checker_compares_public_attributes_only_so_the_current_directory_is_outside_it(bench):
     """A hand-made edit: one more `cd('..')` at the end. The checker passes it; the oracle sees it."""
     task = "base/multi_turn_base_0"
