@@ -5,4 +5,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh
 bash scripts/install-appworld.sh
+bash scripts/install-bfcl.sh   # BFCL multi-turn and tau2-bench are audited for real too (tests/test_bfcl.py, test_tau2.py)
+bash scripts/install-tau2.sh
 exec .venv/bin/python -m pytest "$@"
