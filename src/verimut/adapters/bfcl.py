@@ -319,7 +319,10 @@ class BFCL:
         data = _data_dir()
         for category in CATEGORIES:
             questions = _read_jsonl(data / f"BFCL_v4_multi_turn_{category}.json")
-            answers = {a["id"]: a["ground_truth"] for a in _read_jsonl(data / "possible_answer" / f"BFCL_v4_multi_turn_{category}.json")}
+            answers = {
+                a["id"]: a["ground_truth"]
+                for a in _read_jsonl(data / "possible_answer" / f"BFCL_v4_multi_turn_{category}.json")
+            }
             for q in questions:
                 self._entries[f"{category}/{q['id']}"] = Entry(category, q, answers[q["id"]])
         self._signatures: dict[str, dict[str, inspect.Signature]] = {}
