@@ -192,3 +192,9 @@ def test_the_whole_audit_of_the_four_categories(tmp_path):
     for cell, row in r.items():
         if row["outcome"] == "false_accept":  # the only blind spot: what the checker does not compare
             assert all("._private" in d["collection"] for d in row["evidence"]["differs_from_reference"]), cell
+
+
+def test_an_unknown_category_is_a_one_line_error(tmp_path):
+    result = verimut("audit", "bfcl", "--category", "nope", "--out", str(tmp_path / "x"), "-q")
+    assert result.returncode == 2
+    assert "unknown suite 'nope' (known: base, long_context, miss_func, miss_param)" in result.stderr
