@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Install (if needed), then audit a benchmark: bash scripts/audit.sh agentdojo [options]
-# A benchmark that runs in its own environment gets that installed too.
+# A benchmark that runs in its own environment, or needs an extra, gets that installed too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh
 case "${1:-}" in
   appworld) bash scripts/install-appworld.sh ;;
+  bfcl) bash scripts/install-bfcl.sh ;;
+  tau2) bash scripts/install-tau2.sh ;;
 esac
 exec .venv/bin/verimut audit "$@"

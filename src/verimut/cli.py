@@ -150,7 +150,11 @@ def _run(
 
 
 _Version = Annotated[str | None, typer.Option("--version", "-v", help="Benchmark version (agentdojo: v1.2).")]
-_Suite = Annotated[list[str] | None, typer.Option("--suite", "-s", help="Only these suites (repeatable).")]
+_Suite = Annotated[
+    list[str] | None,
+    # --category (BFCL) and --domain (tau2) are what those benchmarks call their suites.
+    typer.Option("--suite", "-s", "--category", "--domain", help="Only these suites (repeatable)."),
+]
 _TaskOpt = Annotated[list[str] | None, typer.Option("--task", "-t", help="Only these task ids (repeatable).")]
 _Out = Annotated[Path | None, typer.Option("--out", "-o", help="Output directory; running again resumes.")]
 _Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
