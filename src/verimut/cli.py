@@ -5,6 +5,7 @@ Exit codes: 0 no confirmed false accept, 1 at least one, 2 could not audit.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -24,6 +25,7 @@ from verimut import rank as rank_mod
 from verimut import repair as repair_mod
 from verimut import summary as summary_mod
 from verimut import swap as swap_mod
+from verimut.adapters.workarena import STAND_IN_ENV
 from verimut.benchmark import Benchmark
 from verimut.errors import AuditError
 from verimut.faults import FAMILIES
@@ -136,8 +138,19 @@ def audit(
     workers: _Workers = None,
     timeout: _Timeout = 300.0,
     address: _Address = None,
+    stand_in: Annotated[
+        bool,
+        typer.Option(
+            "--stand-in",
+            help="workarena: audit against verimut's offline ServiceNow stand-in on loopback (not ServiceNow).",
+        ),
+    ] = False,
 ) -> None:
     """Audit a benchmark's verifiers with the fault grammar; resume if --out holds a run."""
+    if stand_in:
+        if benchmark != "workarena":
+            raise AuditError(f"--stand-in is for workarena, not {benchmark!r}")
+        os.environ[STAND_IN_ENV] = "1"  # read by the adapter's create()
 
     def run(bench: Benchmark, directory: Path, runner: executor_mod.Executor) -> summary_mod.Summary:
         selection = {"suites": suite or (), "tasks": task or (), "families": family or ()}

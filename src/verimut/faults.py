@@ -235,7 +235,9 @@ def omit_divergent(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
     name = str(run.actions[sets[-1]].args["field"])
     f = facts.field(name)
     detail = {"field": name, "default": f.default if f else None, "requested": run.actions[sets[-1]].args.get("value")}
-    return [Edit(name, _without(run, [sets[-1]]), f"left out {name!r}, whose requested value is not its default", detail)]
+    return [
+        Edit(name, _without(run, [sets[-1]]), f"left out {name!r}, whose requested value is not its default", detail)
+    ]
 
 
 @family("no-submit", grammars=("form",))
@@ -273,8 +275,16 @@ def extra_field(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
     together = [*run.actions[:at], Action(forms.SET_FIELD_THEN_SUBMIT, args), *run.actions[at + 1 :]]
     what = f"also set out-of-scope {c.field!r} from {c.default!r} to {c.value!r}"
     return [
-        Edit(c.field, run.replace_actions(apart), f"{what}, in its own step before the submit",
-             {**detail, "step_split": "separate steps"}),
-        Edit(f"{c.field}+submit", run.replace_actions(together), f"{what}, in the submit's step",
-             {**detail, "step_split": "one step"}),
+        Edit(
+            c.field,
+            run.replace_actions(apart),
+            f"{what}, in its own step before the submit",
+            {**detail, "step_split": "separate steps"},
+        ),
+        Edit(
+            f"{c.field}+submit",
+            run.replace_actions(together),
+            f"{what}, in the submit's step",
+            {**detail, "step_split": "one step"},
+        ),
     ]

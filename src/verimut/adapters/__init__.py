@@ -15,7 +15,11 @@ from typing import Any
 from verimut.benchmark import Benchmark
 from verimut.errors import AuditError
 
-BUILTIN = {"agentdojo": "verimut.adapters.agentdojo:create", "appworld": "verimut.adapters.appworld:create"}
+BUILTIN = {
+    "agentdojo": "verimut.adapters.agentdojo:create",
+    "appworld": "verimut.adapters.appworld:create",
+    "workarena": "verimut.adapters.workarena:create",
+}
 _REQUIRED = ("name", "version", "telemetry", *(m for m in dir(Benchmark) if not m.startswith("_")))
 
 

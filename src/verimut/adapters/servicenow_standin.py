@@ -72,7 +72,7 @@ class Form:
 
 
 def _data(path: str) -> Any:
-    from browsergym.workarena import data_files
+    from browsergym.workarena import data_files  # type: ignore[import-untyped]
 
     with resources.files(data_files).joinpath(path).open() as f:
         return json.load(f)
@@ -89,21 +89,41 @@ _SPECS: dict[str, dict[str, Any]] = {
         "choice": ["category", "close_code", "contact_type", "impact", "urgency"],
         "boolean": ["knowledge"],
         "reference": [
-            "assignment_group", "business_service", "caller_id", "caused_by", "cmdb_ci",
-            "parent_incident", "problem_id", "resolved_by", "rfc", "service_offering",
+            "assignment_group",
+            "business_service",
+            "caller_id",
+            "caused_by",
+            "cmdb_ci",
+            "parent_incident",
+            "problem_id",
+            "resolved_by",
+            "rfc",
+            "service_offering",
         ],
         "multiline": ["description", "close_notes"],
         "others": {
-            "comments": ("Additional comments", "journal_input"), "assigned_to": ("Assigned to", "reference"),
-            "hold_reason": ("On hold reason", "choice"), "priority": ("Priority", "choice"),
-            "resolved_at": ("Resolved", "glide_date_time"), "state": ("State", "choice"),
-            "subcategory": ("Subcategory", "choice"), "route_reason": ("Route reason", "choice"),
-            "universal_request": ("Universal Request", "reference"), "watch_list": ("Watch list", "glide_list"),
-            "work_notes": ("Work notes", "journal_input"), "work_notes_list": ("Work notes list", "glide_list"),
+            "comments": ("Additional comments", "journal_input"),
+            "assigned_to": ("Assigned to", "reference"),
+            "hold_reason": ("On hold reason", "choice"),
+            "priority": ("Priority", "choice"),
+            "resolved_at": ("Resolved", "glide_date_time"),
+            "state": ("State", "choice"),
+            "subcategory": ("Subcategory", "choice"),
+            "route_reason": ("Route reason", "choice"),
+            "universal_request": ("Universal Request", "reference"),
+            "watch_list": ("Watch list", "glide_list"),
+            "work_notes": ("Work notes", "journal_input"),
+            "work_notes_list": ("Work notes list", "glide_list"),
         },
         "dependent": {"assigned_to": "assignment_group", "subcategory": "category"},
-        "defaults": {"category": "Inquiry / Help", "impact": "3 - Low", "urgency": "3 - Low", "knowledge": "false",
-                     "state": "New", "priority": "5 - Planning"},
+        "defaults": {
+            "category": "Inquiry / Help",
+            "impact": "3 - Low",
+            "urgency": "3 - Low",
+            "knowledge": "false",
+            "state": "New",
+            "priority": "5 - Planning",
+        },
     },
     "change_request": {
         "configs": "task_configs/create_change_request_task.json",
@@ -113,21 +133,43 @@ _SPECS: dict[str, dict[str, Any]] = {
         "choice": ["category", "close_code", "impact", "risk"],
         "boolean": [],
         "reference": ["assignment_group", "business_service", "cmdb_ci", "service_offering"],
-        "multiline": ["backout_plan", "close_notes", "description", "implementation_plan", "justification",
-                      "risk_impact_analysis", "test_plan"],
+        "multiline": [
+            "backout_plan",
+            "close_notes",
+            "description",
+            "implementation_plan",
+            "justification",
+            "risk_impact_analysis",
+            "test_plan",
+        ],
         "others": {
-            "work_end": ("Actual end", "glide_date_time"), "work_start": ("Actual start", "glide_date_time"),
-            "comments": ("Additional comments", "journal_input"), "assigned_to": ("Assigned to", "reference"),
+            "work_end": ("Actual end", "glide_date_time"),
+            "work_start": ("Actual start", "glide_date_time"),
+            "comments": ("Additional comments", "journal_input"),
+            "assigned_to": ("Assigned to", "reference"),
             "conflict_last_run": ("Conflict last run", "glide_date_time"),
-            "conflict_status": ("Conflict status", "choice"), "chg_model": ("Model", "reference"),
-            "on_hold": ("On hold", "boolean"), "on_hold_reason": ("On hold reason", "string"),
-            "end_date": ("Planned end date", "glide_date_time"), "start_date": ("Planned start date", "glide_date_time"),
-            "state": ("State", "choice"), "type": ("Type", "choice"), "watch_list": ("Watch list", "glide_list"),
-            "work_notes": ("Work notes", "journal_input"), "work_notes_list": ("Work notes list", "glide_list"),
+            "conflict_status": ("Conflict status", "choice"),
+            "chg_model": ("Model", "reference"),
+            "on_hold": ("On hold", "boolean"),
+            "on_hold_reason": ("On hold reason", "string"),
+            "end_date": ("Planned end date", "glide_date_time"),
+            "start_date": ("Planned start date", "glide_date_time"),
+            "state": ("State", "choice"),
+            "type": ("Type", "choice"),
+            "watch_list": ("Watch list", "glide_list"),
+            "work_notes": ("Work notes", "journal_input"),
+            "work_notes_list": ("Work notes list", "glide_list"),
         },
         "dependent": {"assigned_to": "assignment_group"},
-        "defaults": {"category": "Other", "impact": "3 - Low", "risk": "Moderate", "state": "New",
-                     "conflict_status": "Not Run", "type": "Normal", "on_hold": "false"},
+        "defaults": {
+            "category": "Other",
+            "impact": "3 - Low",
+            "risk": "Moderate",
+            "state": "New",
+            "conflict_status": "Not Run",
+            "type": "Normal",
+            "on_hold": "false",
+        },
     },
 }
 FORMS = tuple(_SPECS)
@@ -204,15 +246,29 @@ class Store:
         now = _now()
         self.tables = {
             "sys_user": [
-                {"sys_id": _sys_id(), "user_name": ADMIN[0], "user_password": ADMIN[1], "first_name": "System",
-                 "last_name": "Administrator", "active": "true", "sys_created_by": "system", "sys_created_on": now},
+                {
+                    "sys_id": _sys_id(),
+                    "user_name": ADMIN[0],
+                    "user_password": ADMIN[1],
+                    "first_name": "System",
+                    "last_name": "Administrator",
+                    "active": "true",
+                    "sys_created_by": "system",
+                    "sys_created_on": now,
+                },
             ],
             "sys_user_role": [{"sys_id": _sys_id(), "name": "admin"}],
             "sys_user_has_role": [],
             "sys_user_preference": [],
             "m2m_theme_style": [
-                {"sys_id": _sys_id(), "theme.name": "WorkArena", "theme.sys_id": _sys_id(),
-                 "style.name": "Stand-in", "style.sys_id": _sys_id(), "style.type": "variant"},
+                {
+                    "sys_id": _sys_id(),
+                    "theme.name": "WorkArena",
+                    "theme.sys_id": _sys_id(),
+                    "style.name": "Stand-in",
+                    "style.sys_id": _sys_id(),
+                    "style.type": "variant",
+                },
             ],
             "sys_db_object": [{"sys_id": _sys_id(), "name": t, "label": form(t).label} for t in FORMS],
             "sys_dictionary": [
@@ -242,6 +298,8 @@ def _matches(record: dict[str, Any], query: str, table: str) -> bool:
     """A small subset of ServiceNow's encoded queries: clauses `f=v` and `fISNOTEMPTY`, joined by ^ (or ,)."""
     f = form(table) if table in FORMS else None
     for clause in filter(None, re.split(r"[\^,]", query)):
+        if clause.startswith("ORDERBY"):  # records are kept in creation order already
+            continue
         if clause.endswith("ISNOTEMPTY"):
             if record.get(clause[: -len("ISNOTEMPTY")]) in (None, ""):
                 return False
@@ -369,11 +427,13 @@ def top_page(target: str) -> str:
 class _Handler(BaseHTTPRequestHandler):
     server: StandIn
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002  (quiet: the tests read no log)
+    def log_message(self, format: str, *args: Any) -> None:
         pass
 
     # -- plumbing
-    def _send(self, code: int, body: str | bytes = b"", kind: str = "text/html", headers: dict[str, str] | None = None) -> None:
+    def _send(
+        self, code: int, body: str | bytes = b"", kind: str = "text/html", headers: dict[str, str] | None = None
+    ) -> None:
         data = body.encode() if isinstance(body, str) else body
         self.send_response(code)
         self.send_header("Content-Type", f"{kind}; charset=utf-8")
@@ -402,19 +462,19 @@ class _Handler(BaseHTTPRequestHandler):
         return self.server.store.sessions.get(cookies.get("standin_session", ""))
 
     # -- verbs
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         self._route("GET")
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         self._route("POST")
 
-    def do_PUT(self) -> None:  # noqa: N802
+    def do_PUT(self) -> None:
         self._route("PUT")
 
-    def do_PATCH(self) -> None:  # noqa: N802
+    def do_PATCH(self) -> None:
         self._route("PUT")
 
-    def do_DELETE(self) -> None:  # noqa: N802
+    def do_DELETE(self) -> None:
         self._route("DELETE")
 
     def _route(self, method: str) -> None:
@@ -456,7 +516,9 @@ class _Handler(BaseHTTPRequestHandler):
         with self.server.store.lock:
             ok = query.get("sys_action") == "sysverb_login" and self.server.store.user(name, password) is not None
         if not ok:
-            return self._send(200, f"<html><head><title>Log in | ServiceNow</title></head><body>{_BANNER}</body></html>")
+            return self._send(
+                200, f"<html><head><title>Log in | ServiceNow</title></head><body>{_BANNER}</body></html>"
+            )
         cookie = secrets.token_hex(16)
         self.server.store.sessions[cookie] = name
         self._send(302, headers={"Location": "/now/nav/ui/home", "Set-Cookie": f"standin_session={cookie}; Path=/"})
@@ -480,9 +542,16 @@ class _Handler(BaseHTTPRequestHandler):
         f = form(table)
         columns = {
             x.name: {
-                "name": x.name, "label": x.label, "type": x.type, "max_length": 4000 if x.multiline else 160,
+                "name": x.name,
+                "label": x.label,
+                "type": x.type,
+                "max_length": 4000 if x.multiline else 160,
                 "mandatory": x.name in f.mandatory,
-                **({"choices": [{"value": raw_choice(c), "label": c or "-- None --"} for c in x.choices]} if x.choices else {}),
+                **(
+                    {"choices": [{"value": raw_choice(c), "label": c or "-- None --"} for c in x.choices]}
+                    if x.choices
+                    else {}
+                ),
             }
             for x in f.fields
         }
@@ -504,7 +573,9 @@ class _Handler(BaseHTTPRequestHandler):
                 limit = int(query.get("sysparm_limit") or len(found) or 1)
                 fields = [x for x in query.get("sysparm_fields", "").split(",") if x] or None
                 display = str(query.get("sysparm_display_value", "false")).lower()
-                return self._json(200, {"result": [_render(r, table, display, fields) for r in found[offset : offset + limit]]})
+                return self._json(
+                    200, {"result": [_render(r, table, display, fields) for r in found[offset : offset + limit]]}
+                )
             if method == "DELETE":
                 kept = [r for r in rows if r["sys_id"] != sys_id]
                 if len(kept) == len(rows):
@@ -512,7 +583,10 @@ class _Handler(BaseHTTPRequestHandler):
                 store.tables[table] = kept
                 return self._send(204)
             body = json.loads(self._body() or b"{}")
-            values = {k: (_stored(f.field(k), v) if f else (str(v).lower() if isinstance(v, bool) else v)) for k, v in body.items()}
+            values = {
+                k: (_stored(f.field(k), v) if f else (str(v).lower() if isinstance(v, bool) else v))
+                for k, v in body.items()
+            }
             if method == "POST":
                 record = {**values, "sys_id": _sys_id(), "sys_created_by": creator, "sys_created_on": _now()}
                 rows.append(record)

@@ -53,13 +53,19 @@ PROTOCOLS = ("once-after-submit", "per-step")
 # Form -> (task class name, config indices audited by default). Config 0 of each form is the default;
 # VERIMUT_WORKARENA_CONFIGS="incident:0,1;change_request:0" audits others.
 FORMS = {"incident": "CreateIncidentTask", "change_request": "CreateChangeRequestTask"}
-DEFAULT_CONFIGS = {"incident": (0,), "change_request": (0,)}
+DEFAULT_CONFIGS: dict[str, tuple[int, ...]] = {"incident": (0,), "change_request": (0,)}
 SEED = 7001  # the paper's reset seed
 CHROMIUM = "/usr/bin/chromium"
 # Headless Debian Chromium on a closed network: no GPU, no QUIC, no background or update traffic.
 CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
 ]
 STEP_TIMEOUT_MS = 10_000  # WorkArena's task timeout; a submit that does not navigate stops waiting here
 STAND_IN_ENV = "VERIMUT_WORKARENA_STAND_IN"
@@ -99,7 +105,7 @@ def _configs() -> dict[str, tuple[int, ...]]:
 
 @cache
 def _task_class(form: str) -> Any:
-    from browsergym.workarena.tasks import form as wa_form
+    from browsergym.workarena.tasks import form as wa_form  # type: ignore[import-untyped]
 
     return getattr(wa_form, FORMS[form])
 
@@ -119,7 +125,7 @@ class WorkArena:
     concurrency = 1  # cells one at a time: the instance is shared state
 
     def __init__(self, url: str, credentials: tuple[str, str], *, stand_in: bool = False) -> None:
-        from browsergym.workarena.instance import SNowInstance
+        from browsergym.workarena.instance import SNowInstance  # type: ignore[import-untyped]
 
         self.stand_in = stand_in
         self.version = f"{VERSION}-stand-in" if stand_in else VERSION
@@ -275,7 +281,7 @@ class WorkArena:
         return Step(output)
 
     def _set_field(self, episode: Episode, name: str, value: Any) -> None:
-        from browsergym.workarena.tasks.utils.form import fill_text
+        from browsergym.workarena.tasks.utils.form import fill_text  # type: ignore[import-untyped]
 
         t, page = episode.task, episode.page
         iframe = page.frame_locator(f'iframe[name="{t.js_prefix}"]')
@@ -317,9 +323,13 @@ class WorkArena:
             episode.ended_at = len(episode.verdicts)
 
     def snapshot(self, episode: Episode) -> Any:
-        """The independent readback: the records the episode's user created, raw stored values, form fields only."""
+        """The independent readback: the records the episode's user created, raw stored values, form fields only.
+
+        Keyed by creation order within the episode ("1" is its first record), so that a diff against the
+        reference names the fields that differ rather than one record removed and another added.
+        """
         self._check_live(episode)
-        from browsergym.workarena.api.utils import table_api_call
+        from browsergym.workarena.api.utils import table_api_call  # type: ignore[import-untyped]
 
         t = episode.task
         names = sorted(set(t.expected_fields))
@@ -327,19 +337,22 @@ class WorkArena:
             instance=self.instance,
             table=t.table_name,
             params={
-                "sysparm_query": f"sys_created_by={episode.user}",
+                "sysparm_query": f"sys_created_by={episode.user}^ORDERBYsys_created_on",
                 "sysparm_display_value": "false",
                 "sysparm_fields": ",".join(names),
             },
         )["result"]
-        return {t.table_name: [{k: r.get(k) for k in names} for r in rows]}
+        return {t.table_name: {str(n): {k: r.get(k) for k in names} for n, r in enumerate(rows, 1)}}
 
     def verify(self, episode: Episode, run: Run) -> Verdict:
         self._check_live(episode)
         try:
             if episode.protocol == "once-after-submit":
                 reward, _, _, info = episode.task.validate(episode.page, self._chat(episode, run.answer))
-                return Verdict(reward == 1, f"once-after-submit: validate() after the run: reward {reward:g}, {info.get('message', '')}")
+                return Verdict(
+                    reward == 1,
+                    f"once-after-submit: validate() after the run: reward {reward:g}, {info.get('message', '')}",
+                )
             if episode.ended_at is None:  # the claim is the last step; the validator runs after it too
                 self._validate_step(episode, self._chat(episode, run.answer))
             at = episode.ended_at or len(episode.verdicts)
@@ -368,7 +381,7 @@ class WorkArena:
         if episode.closed or episode.pid != os.getpid():
             return
         episode.closed = True
-        from browsergym.workarena.api.utils import db_delete_from_table, table_api_call
+        from browsergym.workarena.api.utils import db_delete_from_table, table_api_call  # type: ignore[import-untyped]
 
         t = episode.task
         try:
@@ -387,8 +400,8 @@ class WorkArena:
         finally:
             try:
                 episode.context.close()
-            except Exception:  # noqa: BLE001
-                pass
+            except Exception as e:  # noqa: BLE001  (a browser already gone has nothing left to close)
+                log.debug("closing the browser context of %s: %s", episode.task_id, e)
             if self._live is episode:
                 self._live = None
 
@@ -401,8 +414,8 @@ class WorkArena:
                 self._browser.close()
             if self._playwright is not None:
                 self._playwright.stop()
-        except Exception:  # noqa: BLE001  (exiting anyway)
-            pass
+        except Exception as e:  # noqa: BLE001  (exiting anyway)
+            log.debug("closing the browser: %s", e)
         self._browser = self._playwright = None
         self._pid = 0
 
