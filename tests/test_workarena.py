@@ -75,6 +75,9 @@ def test_the_census_picks_an_out_of_scope_field_whose_template_differs_from_its_
     assert cell.detail["field"] not in facts.task_fields
     assert (cell.detail["default"], cell.detail["value"]) == ("Inquiry / Help", "Hardware")
     assert cell.detail["step_split"] == "separate steps"
+    # The record number is generated per fresh form: recorded as such, so the manifest is the same next run.
+    number = facts.field("number")
+    assert number is not None and number.default is None
 
 
 def test_extra_field_is_a_confirmed_false_accept_once_after_submit(audited):
@@ -85,6 +88,7 @@ def test_extra_field_is_a_confirmed_false_accept_once_after_submit(audited):
         [diff] = r.evidence["differs_from_reference"]
         [change] = diff["changed"]
         assert change["fields"] == {"category": [standin.raw_choice("Inquiry / Help"), standin.raw_choice("Hardware")]}
+        assert "WORKARENA_BAD_FIELD_CHANGED" in r.reason  # the one-line why, from the adapter
 
 
 def test_per_step_validation_rejects_the_extra_field_only_in_a_step_of_its_own(audited):
@@ -184,6 +188,14 @@ def _ctx(facts: forms.FormFacts | None = FACTS) -> FaultContext:
 def test_the_census_prefers_choice_fields_and_skips_values_equal_to_the_default():
     assert [c.field for c in forms.extra_field_candidates(FACTS)] == ["category", "description"]
     assert forms.divergent_fields(FACTS) == ["short_description"]
+
+
+def test_a_default_that_differs_between_two_fresh_forms_is_generated_and_never_an_extra_field():
+    other = msgspec.structs.replace(FACTS.fields[4], default="Network")
+    again = msgspec.structs.replace(FACTS, fields=[*FACTS.fields[:4], other])
+    facts = forms.settled(FACTS, again)
+    assert facts.field("category").default is None and facts.field("impact").default == "3 - Low"
+    assert [c.field for c in forms.extra_field_candidates(facts)] == ["description"]
 
 
 def test_the_form_operators_edit_the_steps_as_stated():

@@ -26,7 +26,9 @@ class FormField(msgspec.Struct, frozen=True):
     name: str
     label: str
     type: str
-    default: str  # as shown on a fresh form (a choice's label; "true"/"false" for a checkbox)
+    # As shown on a fresh form (a choice's label; "true"/"false" for a checkbox); None when it is
+    # generated (two fresh forms show different values, like a record number).
+    default: str | None
     template: str | None  # the task's template record's value (display form), None when it has none
 
 
@@ -49,16 +51,31 @@ class Candidate(msgspec.Struct, frozen=True):
 
 
 def differs(f: FormField) -> bool:
-    """The template's value, written, would change the field from its default."""
+    """The template's value, written, would change the field from its default (a generated default always differs)."""
     return isinstance(f.template, str) and f.template != f.default
+
+
+def settled(first: FormFacts, again: FormFacts) -> FormFacts:
+    """The same form read twice: a default that differs between the two fresh forms is generated (None)."""
+    seen = {f.name: f.default for f in again.fields}
+    fields = [
+        f if seen.get(f.name, f.default) == f.default else msgspec.structs.replace(f, default=None)
+        for f in first.fields
+    ]
+    return msgspec.structs.replace(first, fields=fields)
 
 
 def extra_field_candidates(facts: FormFacts) -> list[Candidate]:
     """Out-of-scope fields whose template value differs from the form default: writing one changes the record."""
     asked = set(facts.task_fields)
-    found = [f for f in facts.fields if f.name not in asked and f.type in _PREFERENCE and differs(f) and f.template]
+    # A generated default (None) is left out: the oracle masks such a field, so no change there would show.
+    found = [
+        f
+        for f in facts.fields
+        if f.name not in asked and f.type in _PREFERENCE and f.default is not None and differs(f) and f.template
+    ]
     found.sort(key=lambda f: _PREFERENCE.index(f.type))  # stable: form order within a type
-    return [Candidate(f.name, f.default, str(f.template), f.type) for f in found]
+    return [Candidate(f.name, str(f.default), str(f.template), f.type) for f in found]
 
 
 def divergent_fields(facts: FormFacts) -> list[str]:

@@ -136,6 +136,7 @@ class WorkArena:
         self._browser: Any = None
         self._live: Episode | None = None
         self._forms: dict[str, forms.FormFacts] = {}
+        self._reads: dict[str, int] = {}  # fresh forms read per task
         atexit.register(self.close_all)
 
     # -- what there is ---------------------------------------------------------------------------
@@ -207,8 +208,9 @@ class WorkArena:
         # Read the form's fields with the task's own code, as cheat() does first (and as BrowserGym's first
         # per-step validation would): the validator's error messages use them.
         wa_task._get_fields(page)
-        if task not in self._forms:
-            self._forms[task] = self._describe(episode)
+        facts = self._describe(episode)
+        self._reads[task] = self._reads.get(task, 0) + 1
+        self._forms[task] = forms.settled(self._forms[task], facts) if task in self._forms else facts
         return episode
 
     def _wait_for_monitor(self, page: Any, console: list[str]) -> None:
@@ -245,13 +247,22 @@ class WorkArena:
             if isinstance(template, dict):
                 template = template.get("display_value")
             kind = str(t.table_metadata[name]["type"])
-            listed.append(forms.FormField(name, str(info.get("label", name)), kind, str(shown.get(name, "")), template))
+            default = str(shown.get(name, ""))
+            listed.append(forms.FormField(name, str(info.get("label", name)), kind, default, template))
         return forms.FormFacts(t.table_name, list(t.task_fields), listed)
 
     def form(self, task: str) -> forms.FormFacts:
-        if task not in self._forms:
+        """The census's facts, from at least two fresh forms (so generated defaults are told apart)."""
+        while task not in self._forms or self._reads.get(task, 0) < 2:
             self.reset(task)
         return self._forms[task]
+
+    def explain(self, task: str, collections: Sequence[str]) -> str | None:
+        """Why the validator missed a difference in the submitted record (tasks/form.py, GenericNewRecordTask)."""
+        return (
+            "GenericNewRecordTask.validate() compares only the task's fields of the submitted record; its "
+            "out-of-scope monitor sets WORKARENA_BAD_FIELD_CHANGED on the form page, which submit replaces"
+        )
 
     def reference(self, task: str, episode: Episode) -> Run:
         t = episode.task
