@@ -28,7 +28,7 @@ from verimut import swap as swap_mod
 from verimut.adapters.workarena import STAND_IN_ENV
 from verimut.benchmark import Benchmark
 from verimut.errors import AuditError
-from verimut.faults import FAMILIES
+from verimut.faults import FAMILIES, GRAMMARS
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 err = Console(stderr=True)
@@ -254,7 +254,8 @@ def families() -> None:
     """List the fault families and what each does."""
     for name, op in FAMILIES.items():
         doc = (op.__doc__ or "").strip().splitlines()
-        out.print(f"[bold]{name}[/]  {doc[0] if doc else ''}")
+        grammars = "/".join(GRAMMARS.get(name, ("api",)))  # api: tool-call benchmarks; form: form benchmarks
+        out.print(f"[bold]{name}[/] [dim]({grammars})[/]  {doc[0] if doc else ''}")
 
 
 # Commands whose whole implementation lives in their own module.
