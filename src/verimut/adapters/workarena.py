@@ -171,11 +171,18 @@ class WorkArena:
         return dict(configs[index])
 
     def instruction(self, task: str) -> str:
+        """The goal text GenericNewRecordTask.setup_goal() builds, from the configuration alone (no browser)."""
+        from browsergym.workarena.tasks.utils.utils import prettyprint_enum  # type: ignore[import-untyped]
+
         _, form, index = self._parse(task)
         config = self._config(form, index)
         labels, record = config["fields"], config["template_record"]
         asks = [f'a value of "{record[f]}" for field "{labels[f]}"' for f in config["task_fields"]]
-        return f"Create a new {form.replace('_', ' ')} with " + ", ".join(asks) + "."
+        return (
+            f"Create a new {_task_class(form)(seed=SEED, instance=self.instance).table_label} with "
+            + prettyprint_enum(asks)
+            + "."
+        )
 
     # -- the browser ---------------------------------------------------------------------------------
     def _ensure_browser(self) -> Any:
