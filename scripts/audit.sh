@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # Install (if needed), then audit a benchmark: bash scripts/audit.sh agentdojo [options]
+# A benchmark that runs in its own environment gets that installed too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh
+case "${1:-}" in
+  appworld) bash scripts/install-appworld.sh ;;
+esac
 exec .venv/bin/verimut audit "$@"

@@ -7,7 +7,10 @@ each fault family must get follows from how its evaluation.py checks the end sta
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -81,31 +84,36 @@ def test_each_generator_gets_the_outcome_its_tests_imply(audit):
 def test_the_evidence_shows_the_duplicated_row(audit):
     r = rows(audit)
     diff = {d["collection"]: d for d in r["venmosplit_1:extra"]["evidence"]["differs_from_reference"]}
-    assert set(diff) == {"venmo.PaymentRequest.added", "venmo.Notification.added"}
-    [request] = diff["venmo.PaymentRequest.added"]["added"]
+    assert set(diff) == {"venmo.PaymentRequest", "venmo.Notification"}
+    [request] = diff["venmo.PaymentRequest"]["added"]
     assert request["record"]["amount"] == 45.0 and request["record"]["description"] == "work dinner"
+    assert r["venmosplit_1:extra"]["evidence"]["changed_from_start"]["venmo.PaymentRequest"] == "4 added"
+    # the duplicated song sits inside the one MusicPlayer row, which the run updates (not adds)
     [player] = r["spotifyqueue_1:extra"]["evidence"]["differs_from_reference"]
-    assert player["collection"] == "spotify.MusicPlayer.updated"
+    assert player["collection"] == "spotify.MusicPlayer"
     assert player["changed"][0]["fields"]["queue_song_ids"] == [[1, 3, 5], [1, 3, 5, 5]]
+    assert r["spotifyqueue_1:extra"]["evidence"]["changed_from_start"]["spotify.MusicPlayer"] == "1 changed"
     assert "### `venmosplit_1:extra`" in (audit / "summary.md").read_text()
 
 
-def test_the_repair_rejects_the_venmosplit_duplicates_and_no_correct_run(repaired):
-    split = {f"venmosplit_{n}:{f}" for n in (1, 2, 3) for f in ("extra", "extra-ni")}
-    assert set(repaired["now_rejected"]) == split
+def test_wrong_value_moves_a_receiver_to_another_person_of_the_world(audit):
+    r = rows(audit)
+    moved = [x for c, x in r.items() if c.startswith("venmosplit_1:wrong-value:") and c.endswith(".user_email")]
+    assert moved and all(x["outcome"] == "rejected" for x in moved)
+
+
+def test_the_repair_rejects_every_duplicate_and_no_correct_run(repaired):
+    blind = {f"{g}_{n}:{f}" for g in BLIND for n in (1, 2, 3) for f in ("extra", "extra-ni")}
+    assert set(repaired["now_rejected"]) == blind and repaired["still_accepted"] == []
     assert repaired["controls"] == repaired["controls_still_passing"] == 15
     assert repaired["harmless"] == repaired["harmless_still_passing"] == 3
     assert repaired["new_false_rejects"] == [] and repaired["regrade_mismatches"] == []
     checks = {t["task"]: t["checks"] for t in repaired["tasks"]}
-    assert {"collection": "venmo.PaymentRequest.added", "count": 3} in checks["venmosplit_1"]
-    # A queue entry repeated inside the one updated MusicPlayer adds no record: no count catches it.
-    unrepaired = {c: why for t in repaired["tasks"] for c, why in t["unrepaired"].items()}
-    assert (
-        set(unrepaired)
-        == set(repaired["still_accepted"])
-        == {f"spotifyqueue_{n}:{f}" for n in (1, 2, 3) for f in ("extra", "extra-ni")}
-    )
-    assert all("postcondition gap" in why for why in unrepaired.values())
+    assert {"collection": "venmo.PaymentRequest", "count": 3} in checks["venmosplit_1"]
+    # the repeated queue entry adds no record: the check counts the items the queue gains
+    assert {"collection": "spotify.MusicPlayer", "field": "queue_song_ids", "count": 3} in checks["spotifyqueue_1"]
+    module = (Path(repaired["module"])).read_text()
+    assert "ItemsAddedExactly('spotify.MusicPlayer', 'queue_song_ids', 3)" in module
 
 
 def test_generation_is_deterministic(tmp_path):
@@ -130,3 +138,33 @@ def test_an_unknown_dataset_is_one_line(audit):
     result = verimut("audit", "appworld", "--version", "nosuch", "--out", str(audit.parent / "x"))
     assert result.returncode == 2
     assert "no AppWorld dataset 'nosuch'" in result.stderr and "known: synthetic" in result.stderr
+
+
+@pytest.mark.parametrize("fault", ["crash", "hang"])
+def test_a_worker_that_crashes_or_hangs_mid_cell_costs_that_cell_only(fault, audit, tmp_path):
+    """The real engine behind the real boundary; the worker dies (or stops answering) inside one cell."""
+    out, arm = tmp_path / "out", tmp_path / "arm"
+    env = {**os.environ, "VERIMUT_TEST_ARM": str(arm), "VERIMUT_TEST_FAULT": fault}
+    command = [sys.executable, "-m", "verimut.cli", "audit", "appworld_faulty:create", "--task", "venmosplit_1"]
+    command += ["--executor", "pool", "--workers", "1", "--timeout", "60", "--out", str(out), "-q"]
+    proc = subprocess.Popen(command, cwd=Path(__file__).parent, env=env, stderr=subprocess.PIPE, text=True)
+    ledger = out / "cells.jsonl"
+    deadline = time.monotonic() + 300
+    # Armed once the control and one more cell are in: a control that errs leaves its task unscorable.
+    while not (ledger.exists() and ledger.read_text().count("\n") >= 2):
+        assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.stderr else ""
+        time.sleep(0.05)
+    arm.touch()
+    _, err = proc.communicate(timeout=600)
+    assert proc.returncode == 1, err  # the audit went on, and found the duplicates
+    assert arm.with_suffix(".fired").exists()
+    r, clean = rows(out), rows(audit)
+    errors = [c for c, x in r.items() if x["outcome"] == "error"]
+    assert len(errors) == 1, errors
+    assert r["venmosplit_1:control"]["outcome"] == "control_pass"
+    why = "died" if fault == "crash" else "timed out after 60 s"
+    assert why in r[errors[0]]["reason"], r[errors[0]]["reason"]
+    assert set(r) == {c for c in clean if c.startswith("venmosplit_1:")}
+    assert {c: x["outcome"] for c, x in r.items() if c not in errors} == {
+        c: clean[c]["outcome"] for c in r if c not in errors
+    }

@@ -43,3 +43,12 @@ def test_alternatives_without_a_state_value():
     assert alternative(["a", "b"], "to", idx) == ["a"]
     assert alternative(["GB11"], "recipients", idx) == ["FR22"]
     assert alternative([], "to", idx) is None
+
+
+def test_a_value_the_run_already_uses_comes_last():
+    idx = index_values({"users": [{"id": i, "email": f"{n}@x.com"} for i, n in enumerate("abcd")]})
+    assert alternative("b@x.com", "email", idx) == "a@x.com"  # the state's order
+    # "a" is the acting user (it logged in) and "c" another target: "d" is the one to move to
+    assert alternative("b@x.com", "email", idx, frozenset({"a@x.com", "c@x.com"})) == "d@x.com"
+    # with nothing else left, a used value is still a legal one
+    assert alternative("b@x.com", "email", idx, frozenset({"a@x.com", "c@x.com", "d@x.com"})) == "a@x.com"

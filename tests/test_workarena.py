@@ -221,6 +221,12 @@ def test_form_facts_round_trip_through_the_manifest_encoding():
     assert again == FACTS and json.loads(msgspec.json.encode(FACTS))["table"] == "incident"
 
 
+def test_the_verifier_source_is_workarena_s_own_validate(stand_in):
+    bench = wa.WorkArena(stand_in.url, standin.ADMIN, stand_in=True)
+    path, line, name = bench.verifier_source(TASKS[0])
+    assert path.endswith("browsergym/workarena/tasks/form.py") and line > 0 and name == "GenericNewRecordTask.validate"
+
+
 def test_configs_can_be_chosen_and_bad_ones_are_named(monkeypatch):
     monkeypatch.setenv("VERIMUT_WORKARENA_CONFIGS", "incident:0,2")
     assert wa._configs() == {"incident": (0, 2)}

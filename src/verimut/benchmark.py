@@ -98,3 +98,12 @@ class Explains(Protocol):
     """Optional: an adapter that can say in one line why its verifier missed a difference."""
 
     def explain(self, task: str, collections: Sequence[str]) -> str | None: ...
+
+
+class Locates(Protocol):
+    """Optional: where a task's verifier is defined, so SARIF results can point at it.
+
+    Returns (source file, first line, qualified name), or None when it cannot tell.
+    """
+
+    def verifier_source(self, task: str) -> tuple[str, int, str] | None: ...

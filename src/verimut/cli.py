@@ -1,6 +1,7 @@
 """The command line: `verimut audit BENCHMARK`, `verimut swap BENCHMARK`, `verimut report DIR`, `verimut families`.
 
-Exit codes: 0 no confirmed false accept, 1 at least one, 2 could not audit.
+Exit codes: 0 no confirmed false accept, 1 at least one, 2 could not audit. `--fail-on`
+replaces "at least one confirmed false accept" with an expression over the counts.
 """
 
 from __future__ import annotations
@@ -11,14 +12,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
+import msgspec
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from verimut import adapters, rewards
+from verimut import adapters, junit, rewards, sarif
 from verimut import audit as audit_mod
 from verimut import bundle as bundle_mod
 from verimut import executor as executor_mod
+from verimut import gate as gate_mod
 from verimut import ledger as ledger_mod
 from verimut import manifest as manifest_mod
 from verimut import rank as rank_mod
@@ -28,7 +31,7 @@ from verimut import swap as swap_mod
 from verimut.adapters.workarena import STAND_IN_ENV
 from verimut.benchmark import Benchmark
 from verimut.errors import AuditError
-from verimut.faults import FAMILIES, GRAMMARS
+from verimut.faults import CONTROL, FAMILIES, GRAMMARS
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 err = Console(stderr=True)
@@ -74,7 +77,31 @@ def _swap_table(c: swap_mod.Census) -> Table:
     return table
 
 
-def _finish(s: summary_mod.Summary | swap_mod.Census, directory: Path) -> None:
+class _CI(msgspec.Struct, frozen=True):
+    """What a CI run asked for: the gate's expression, and the files to write."""
+
+    fail_on: str | None = None
+    junit: Path | None = None
+    sarif: Path | None = None
+
+
+def _ci_outputs(ci: _CI, directory: Path, locate: sarif.Locator | None) -> None:
+    if ci.junit is None and ci.sarif is None:
+        return
+    m = manifest_mod.read(directory)
+    rows = ledger_mod.Ledger(directory).read()
+    if ci.junit is not None:
+        out.print(f"JUnit XML: {junit.write(m, rows, ci.junit)}")
+    if ci.sarif is not None:
+        out.print(f"SARIF: {sarif.write(m, rows, ci.sarif, locate)}")
+
+
+def _finish(
+    s: summary_mod.Summary | swap_mod.Census,
+    directory: Path,
+    ci: _CI | None = None,
+    locate: sarif.Locator | None = None,
+) -> None:
     if isinstance(s, swap_mod.Census):
         out.print(_swap_table(s))
         out.print(
@@ -91,7 +118,15 @@ def _finish(s: summary_mod.Summary | swap_mod.Census, directory: Path) -> None:
     out.print(
         f"report: {directory / 'summary.md'}  (machine-readable: {directory / 'summary.json'}, ledger: {directory / ledger_mod.LEDGER})"
     )
-    raise typer.Exit(s.exit_code)
+    ci = ci or _CI()
+    _ci_outputs(ci, directory, locate)
+    gate = gate_mod.read(ci.fail_on, gate_mod.vocabulary_of(s))
+    fired = gate_mod.fired(gate, gate_mod.counts_of(s))
+    if fired:
+        out.print(f"fail-on {str(gate)!r} holds: " + "; ".join(fired), highlight=False)
+    elif ci.fail_on is not None:
+        out.print(f"fail-on {str(gate)!r} does not hold", highlight=False)
+    raise typer.Exit(1 if fired else 0)
 
 
 def _run(
@@ -101,6 +136,7 @@ def _run(
     suffix: str,
     runner: executor_mod.Executor,
     run: Callable[[Benchmark, Path, executor_mod.Executor], summary_mod.Summary | swap_mod.Census],
+    ci: _CI,
 ) -> None:
     """Load the benchmark, run one arm into its directory, release the executor, report."""
     try:
@@ -109,7 +145,7 @@ def _run(
         result = run(bench, directory, runner)
     finally:
         runner.close()
-    _finish(result, directory)
+    _finish(result, directory, ci, sarif.locator(bench))
 
 
 _Version = Annotated[str | None, typer.Option("--version", "-v", help="Benchmark version (agentdojo: v1.2).")]
@@ -121,6 +157,18 @@ _Executor = Annotated[str, typer.Option(help="pool (worker processes), inprocess
 _Workers = Annotated[int | None, typer.Option(help="Workers (default: all cores; ray: all cores of this machine).")]
 _Timeout = Annotated[float, typer.Option(help="Seconds before a cell is cut and recorded as error (pool, ray).")]
 _Address = Annotated[str | None, typer.Option(help="Ray: the address of a running cluster (default: start one here).")]
+_FailOn = Annotated[
+    str | None,
+    typer.Option(
+        "--fail-on",
+        help="Exit 1 when this holds, e.g. 'false_accept>0' (the default), 'extra.false_accept>0 or error>2', "
+        "'never'; a scope before the dot is a fault family (swap: a suite). Grammar: src/verimut/gate.py.",
+    ),
+]
+_Junit = Annotated[Path | None, typer.Option("--junit", help="Also write JUnit XML here (one test case per cell).")]
+_Sarif = Annotated[
+    Path | None, typer.Option("--sarif", help="Also write SARIF 2.1.0 here (one result per confirmed false accept).")
+]
 
 
 @app.command()
@@ -138,6 +186,9 @@ def audit(
     workers: _Workers = None,
     timeout: _Timeout = 300.0,
     address: _Address = None,
+    fail_on: _FailOn = None,
+    junit_path: _Junit = None,
+    sarif_path: _Sarif = None,
     stand_in: Annotated[
         bool,
         typer.Option(
@@ -151,6 +202,10 @@ def audit(
         if benchmark != "workarena":
             raise AuditError(f"--stand-in is for workarena, not {benchmark!r}")
         os.environ[STAND_IN_ENV] = "1"  # read by the adapter's create()
+    # Check the gate before any work: a misspelt name should not cost a whole audit. The benchmark (and so
+    # its grammar's default families) is not loaded yet: without --family, any registered family is a scope.
+    scopes = (CONTROL, *(audit_mod.select_families(family) if family else FAMILIES))
+    gate_mod.read(fail_on, gate_mod.Vocabulary("fault", scopes))
 
     def run(bench: Benchmark, directory: Path, runner: executor_mod.Executor) -> summary_mod.Summary:
         selection = {"suites": suite or (), "tasks": task or (), "families": family or ()}
@@ -163,6 +218,7 @@ def audit(
         "",
         executor_mod.make(executor, workers, timeout, benchmark=benchmark, version=version, address=address),
         run,
+        _CI(fail_on, junit_path, sarif_path),
     )
 
 
@@ -178,10 +234,17 @@ def swap(
     workers: _Workers = None,
     timeout: _Timeout = 300.0,
     address: _Address = None,
+    fail_on: _FailOn = None,
+    junit_path: _Junit = None,
+    sarif_path: _Sarif = None,
 ) -> None:
     """The intent-swap census: grade each task's reference run with every other task's verifier (per suite)."""
+    gate_mod.read(fail_on)  # the syntax now; the suite names once the benchmark is loaded
 
     def run(bench: Benchmark, directory: Path, runner: executor_mod.Executor) -> swap_mod.Census:
+        chosen = audit_mod.select_tasks(bench.tasks(), suite or (), task or ())
+        suites = tuple(dict.fromkeys(swap_mod.suite_of(t) for t in chosen))
+        gate_mod.read(fail_on, gate_mod.Vocabulary(swap_mod.SWAP, suites))
         return audit_mod.swap(
             bench, directory, suites=suite or (), tasks=task or (), executor=runner, console=err, quiet=quiet
         )
@@ -193,6 +256,7 @@ def swap(
         "-swap",
         executor_mod.make(executor, workers, timeout, benchmark=benchmark, version=version, address=address),
         run,
+        _CI(fail_on, junit_path, sarif_path),
     )
 
 
@@ -208,14 +272,27 @@ def report(
     procredit_c: Annotated[
         float, typer.Option("--procredit-c", help="ProCredit's weight c (> 0).")
     ] = rewards.DEFAULT_C,
+    fail_on: _FailOn = None,
+    junit_path: _Junit = None,
+    sarif_path: _Sarif = None,
+    benchmark: Annotated[
+        str | None,
+        typer.Option(help="For --sarif: the benchmark as given to `audit` (module:object), to locate its verifiers."),
+    ] = None,
 ) -> None:
     """Rebuild summary.md/json (and rewards.json) from an audit's (or a swap census's) manifest and ledger."""
     if procredit_c <= 0:
         raise AuditError(f"--procredit-c must be positive, not {procredit_c:g}")
     rewards.load(reward_modules or [])
     m = manifest_mod.read(directory)
+    gate_mod.read(fail_on, gate_mod.vocabulary_of_manifest(m))
     rows = ledger_mod.Ledger(directory).read()
-    _finish(audit_mod.summarize(m, rows, directory, procredit_c), directory)
+    locate = None
+    if sarif_path is not None and (benchmark is not None or m.benchmark in adapters.BUILTIN):
+        locate = sarif.locator(adapters.load(benchmark or m.benchmark, m.version))
+    _finish(
+        audit_mod.summarize(m, rows, directory, procredit_c), directory, _CI(fail_on, junit_path, sarif_path), locate
+    )
 
 
 @app.command()
@@ -224,8 +301,17 @@ def repair(
     benchmark: Annotated[
         str | None, typer.Option(help="The benchmark as given to `audit`, when not built in (module:object).")
     ] = None,
+    fail_on: Annotated[
+        str | None,
+        typer.Option(
+            "--fail-on",
+            help="Exit 1 when this holds (default 'new_false_reject>0'); counts: "
+            + ", ".join(gate_mod.COUNTS["repair"]),
+        ),
+    ] = None,
 ) -> None:
     """Write the minimal frame-condition checks for the audit's false accepts; regrade every cell with them."""
+    gate = gate_mod.read(fail_on, gate_mod.Vocabulary("repair", ()))
     m = manifest_mod.read(directory)
     if benchmark is None and m.benchmark not in adapters.BUILTIN:
         raise AuditError(f"{m.benchmark!r} is not built in: give --benchmark module:object, as given to `audit`")
@@ -246,7 +332,10 @@ def repair(
     table.add_row("new false rejects", "", str(len(r.new_false_rejects) or "none found"))
     out.print(table)
     out.print(f"{r.checks} checks in {r.module}; report: {directory / repair_mod.REPAIR / 'summary.md'}")
-    raise typer.Exit(r.exit_code)
+    fired = gate_mod.fired(gate, gate_mod.repair_counts(r))
+    if fired:
+        out.print(f"fail-on {str(gate)!r} holds: " + "; ".join(fired), highlight=False)
+    raise typer.Exit(1 if fired else 0)
 
 
 @app.command()

@@ -134,10 +134,11 @@ def wrong_value(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
         return _NO_WRITE
     edits: list[Edit] = []
     unmoved: list[str] = []
+    used = frozenset(v for a in run.actions for v in a.args.values() if isinstance(v, (str, int, float)))
     for pin in found:
         if pin.source is None:
             continue
-        moved = alternative(pin.value, pin.arg, ctx.values)
+        moved = alternative(pin.value, pin.arg, ctx.values, used)
         if moved is None:
             unmoved.append(f"#{pin.action}.{pin.arg}")
             continue

@@ -120,27 +120,28 @@ def _same_kind(a: Any, b: Any) -> bool:
     return type(a) is type(b)
 
 
-def alternative(value: Any, arg: str, index: ValueIndex) -> Any | None:
+def alternative(value: Any, arg: str, index: ValueIndex, used: frozenset[Any] = frozenset()) -> Any | None:
     """A different legal value of the same kind, or None when there is none to be had.
 
     A list loses its last element (a one-element list has it moved instead); a scalar
     moves to another value of a start-state field it sits in (same collection, same
     field), or of a field named like the argument; failing that a number moves by one and a date by one day.
+    A state value that is not among `used` (the run's own argument values) comes first: a value
+    the run already uses elsewhere is often the acting user, or another target of the same task.
     """
     if isinstance(value, list):
         if len(value) > 1:
             return value[:-1]
         if len(value) == 1:
-            moved = alternative(value[0], arg, index)
+            moved = alternative(value[0], arg, index, used)
             return None if moved is None else [moved]
         return None
     if isinstance(value, bool) or value is None:
         return None
     places = index.places_of.get(_key(value), []) or index.places_named(arg)
-    for place in places:
-        for other in index.by_place[place]:
-            if other != value and _same_kind(value, other):
-                return other
+    others = [o for p in places for o in index.by_place[p] if o != value and _same_kind(value, o)]
+    for other in sorted(others, key=lambda o: o in used):  # stable: the state's order otherwise
+        return other
     if isinstance(value, (int, float)):
         return value + 1
     if isinstance(value, str) and _DATE.match(value):

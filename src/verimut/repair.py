@@ -5,6 +5,9 @@ own effect (recorded in the manifest):
 
 - one count assertion per collection the reference run adds to: exactly as many records
   added as the reference adds (`AddedExactly`);
+- one count assertion per list field the reference run grows in records it updates (a queue,
+  a participant list): exactly as many items added to it as the reference adds
+  (`ItemsAddedExactly`), since a repeated item hides inside one updated record;
 - a no-change assertion (`Unchanged`) for a collection the reference leaves alone, only
   where a false accept changes it and the count assertions do not already reject it.
 
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -69,7 +73,45 @@ class Unchanged(msgspec.Struct, frozen=True):
         return f"Unchanged({self.collection!r})"
 
 
-Check = AddedExactly | Unchanged
+class ItemsAddedExactly(msgspec.Struct, frozen=True):
+    """Over the records of `collection` that change, list field `field` gains exactly `count` items.
+
+    Items are counted as a multiset (end minus start), so a repeated item counts and reordering
+    does not: the reference run's own count, whatever order a correct run adds them in.
+    """
+
+    collection: str
+    field: str
+    count: int
+
+    def fails(self, diffs: Mapping[str, oracle.CollectionDiff]) -> str | None:
+        d = diffs.get(self.collection)
+        added = items_added(d, self.field) if d else 0
+        if added == self.count:
+            return None
+        return f"{self.collection}[*].{self.field}: {added} items added, expected {self.count}"
+
+    def __str__(self) -> str:
+        return f"ItemsAddedExactly({self.collection!r}, {self.field!r}, {self.count})"
+
+
+def items_added(d: oracle.CollectionDiff, field: str) -> int:
+    """Items that list field `field` gains over the changed records of one collection diff (a multiset)."""
+    total = 0
+    for change in d.changed:
+        before, after = change.fields.get(field, (None, None))
+        if isinstance(before, list) and isinstance(after, list):
+            total += sum((Counter(map(oracle.canonical, after)) - Counter(map(oracle.canonical, before))).values())
+    return total
+
+
+def grown_lists(d: oracle.CollectionDiff) -> dict[str, int]:
+    """The list fields that the changed records of `d` grow, with the items they gain."""
+    fields = {f for c in d.changed for f, (a, b) in c.fields.items() if isinstance(a, list) and isinstance(b, list)}
+    return {f: n for f in sorted(fields) if (n := items_added(d, f))}
+
+
+Check = AddedExactly | ItemsAddedExactly | Unchanged
 
 
 def failures(checks: Sequence[Check], start: Any, end: Any, ignore: Sequence[str]) -> list[str]:
@@ -124,6 +166,7 @@ def synthesize(
         effect = m.tasks[task].effect
         touched = {d.collection for d in effect}
         checks: list[Check] = [AddedExactly(d.collection, len(d.added)) for d in effect if d.added]
+        checks += [ItemsAddedExactly(d.collection, f, n) for d in effect for f, n in grown_lists(d).items()]
         for row in rows:
             start, end = ends[row.cell_id]
             if failures(checks, start, end, m.ignore):
@@ -167,7 +210,7 @@ def module_source(m: Manifest, repairs: Sequence[TaskRepair]) -> str:
         '"""',
         "",
         "from verimut import repair",
-        "from verimut.repair import AddedExactly, Unchanged",
+        "from verimut.repair import AddedExactly, ItemsAddedExactly, Unchanged",
         "",
         "# Left out of every comparison: telemetry (reads, not effects) and fields that differ",
         "# between two replays of the same run (clock stamps, generated ids).",
@@ -183,11 +226,12 @@ def module_source(m: Manifest, repairs: Sequence[TaskRepair]) -> str:
         lines.append(f"    {fix.task!r}: [")
         effect = {d.collection: len(d.added) for d in m.tasks[fix.task].effect}
         for check in fix.checks:
-            why = (
-                f"the reference run adds {effect.get(check.collection, 0)}"
-                if isinstance(check, AddedExactly)
-                else "the reference run leaves it alone"
-            )
+            if isinstance(check, AddedExactly):
+                why = f"the reference run adds {effect.get(check.collection, 0)} records"
+            elif isinstance(check, ItemsAddedExactly):
+                why = f"the reference run adds {check.count} items to {check.field}"
+            else:
+                why = "the reference run leaves it alone"
             lines.append(f"        {check},  # {why}")
         lines.append("    ],")
     lines += [

@@ -159,11 +159,24 @@ class AgentDojo:
             return Verdict(bool(by_traces), "utility_from_traces")
         return Verdict(bool(task.utility(run.answer, episode.start, episode.env)), "utility")
 
-    # -- why a difference went unseen ----------------------------------------------------
+    # -- why a difference went unseen, and where to look ---------------------------------
+    def _verifier(self, task: str) -> tuple[type, str]:
+        """The task's class and the name of the verifier method it defines itself."""
+        cls = type(self._task(task)[1])
+        return cls, "utility_from_traces" if "utility_from_traces" in cls.__dict__ else "utility"
+
+    def verifier_source(self, task: str) -> tuple[str, int, str] | None:
+        cls, own = self._verifier(task)
+        fn = getattr(cls, own)
+        try:
+            path = inspect.getsourcefile(fn)
+            line = inspect.getsourcelines(fn)[1]
+        except (OSError, TypeError):
+            return None
+        return (path, line, f"{cls.__name__}.{own}") if path else None
+
     def explain(self, task: str, collections: Sequence[str]) -> str | None:
-        _, t = self._task(task)
-        cls = type(t)
-        own = "utility_from_traces" if "utility_from_traces" in cls.__dict__ else "utility"
+        cls, own = self._verifier(task)
         try:
             source = inspect.getsource(getattr(cls, own))
         except (OSError, TypeError):

@@ -53,7 +53,8 @@ def _synthetic_root() -> Path:
     return root
 
 
-def create(version: str | None = None) -> Remote:
+def environment(version: str | None = None) -> dict[str, str]:
+    """What the AppWorld worker needs in its environment: the data root, and the dataset to audit."""
     if not PYTHON.exists():
         raise AuditError("AppWorld's environment is missing: run `bash scripts/install-appworld.sh` first")
     root = Path(os.environ["APPWORLD_ROOT"]) if os.environ.get("APPWORLD_ROOT") else _synthetic_root()
@@ -63,5 +64,8 @@ def create(version: str | None = None) -> Remote:
         raise AuditError(
             f"no AppWorld dataset {dataset!r} under {root}/data/datasets (known: {', '.join(known) or 'none'})"
         )
-    env = {"APPWORLD_ROOT": str(root), "PYTHONDONTWRITEBYTECODE": "1", "VERIMUT_APPWORLD_DATASET": dataset}
-    return Remote(PYTHON, "appworld_world:AppWorldBench", cwd=WORKER_SIDE, env=env)
+    return {"APPWORLD_ROOT": str(root), "PYTHONDONTWRITEBYTECODE": "1", "VERIMUT_APPWORLD_DATASET": dataset}
+
+
+def create(version: str | None = None) -> Remote:
+    return Remote(PYTHON, "appworld_world:AppWorldBench", cwd=WORKER_SIDE, env=environment(version))

@@ -264,6 +264,19 @@ class WorkArena:
             self.reset(task)
         return self._forms[task]
 
+    def verifier_source(self, task: str) -> tuple[str, int, str] | None:
+        """Where the validator is defined (for SARIF): the form tasks' shared validate()."""
+        import inspect
+
+        _, form, _ = self._parse(task)
+        validate = _task_class(form).validate
+        try:
+            path = inspect.getsourcefile(validate)
+            line = inspect.getsourcelines(validate)[1]
+        except (OSError, TypeError):
+            return None
+        return (path, line, validate.__qualname__) if path else None
+
     def explain(self, task: str, collections: Sequence[str]) -> str | None:
         """Why the validator missed a difference in the submitted record (tasks/form.py, GenericNewRecordTask)."""
         return (

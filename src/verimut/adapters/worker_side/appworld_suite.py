@@ -82,7 +82,7 @@ SONGS = (
     ("Velvet Morning", 233),
 )
 # The supervisor's notes in the base world; a note's id is its 1-based position here.
-NOTES = (
+NOTES: tuple[tuple[str, str, list[str]], ...] = (
     ("Packing list", "passport, toothbrush", ["travel"]),
     ("Grocery list", "milk, bread", ["home"]),
     ("Book club picks", "May: Klara and the Sun", ["books"]),

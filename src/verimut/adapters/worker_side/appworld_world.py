@@ -8,8 +8,8 @@ earlier episodes are finished with.
 - Actions are AppWorld API calls, named "app.api", with their arguments.
 - The reference run is the task's compiled reference solution, executed once with every API
   call recorded at the requester (the object every `apis.<app>.<api>` call goes through).
-- The end state is AppWorld's own per-model changed records (added / updated / removed rows,
-  relative to the task's start), read before the evaluator runs.
+- The end state is every row of the models the task can touch (its required apps' models, and
+  any model the episode changed), keyed by model and id, read before the evaluator runs.
 - The verifier is the task's shipped evaluator, unmodified, with its per-test results.
 """
 
@@ -132,7 +132,14 @@ class AppWorldBench:
         return str(_get_api_name_to_doc(app, include_private_apis=True)[api]["method"]).lower() != "get"
 
     def snapshot(self, episode: dict[str, Any]) -> dict[str, Any]:
-        """Changed records per model (AppWorld's own diff from the task's start), as plain rows."""
+        """Every row of the models the task can touch, keyed by model ("app.Model") and row id.
+
+        Whole tables, not AppWorld's changed-records view: read against the start state's own
+        snapshot, an updated row must diff as changed (not as added), and a row an edit leaves
+        alone must sit in both states. The models are those of the task's required apps, plus
+        any other model the episode changed. `record_hash` is AppWorld's digest of the other
+        fields, so it is left out.
+        """
         from appworld.collections.models import ModelCollectionPair
 
         world = self._world(episode)
@@ -147,14 +154,19 @@ class AppWorldBench:
             end_db_home_path=world.models.to_db_home_path,
             end_model_collection=world.models,
         )
+        names = {
+            f"{app}.{model}"
+            for app in world.task.ground_truth.required_apps
+            if app in world.models
+            for model, klass in world.models[app].items()
+            if klass.is_table_model()
+        }
+        names |= set(pair.changed_model_names())
         state: dict[str, Any] = {}
-        for model in sorted(pair.changed_model_names()):
-            added, updated, removed = pair.changed_records(model)
-            state[model] = {
-                "added": [_plain(r.dict()) for r in added],
-                "updated": [_plain(r.dict()) for r in updated],
-                "removed": [_plain(r.dict()) for r in removed],
-            }
+        for name in sorted(names):
+            app, _, model = name.partition(".")
+            rows = world.models[app][model].all()
+            state[name] = {str(r.id): _plain({k: v for k, v in r.dict().items() if k != "record_hash"}) for r in rows}
         world.models.clear_ids_record_hashes()
         return state
 

@@ -1,0 +1,98 @@
+"""The pytest plugin: the README's ten-line example against AgentDojo, and the Audit API."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+from verimut.gate import GateError
+from verimut.pytest_plugin import Audit, run_audit
+
+
+def _readme_example() -> str:
+    readme = (ROOT / "README.md").read_text()
+    [block] = re.findall(r"```python\n(# test_verifiers\.py.*?)```", readme, re.DOTALL)
+    return block
+
+
+def test_the_readme_example_is_ten_lines_and_fails_with_the_evidence(tmp_path):
+    example = _readme_example()
+    assert len(example.splitlines()) == 10
+    (tmp_path / "test_verifiers.py").write_text(example)
+    # A fresh pytest process, as the benchmark author runs it: the fixture comes from the
+    # installed entry point, nothing else is configured.
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "test_verifiers.py", "-p", "no:cacheprovider", "-q"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        env={k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"},
+    )
+    out = run.stdout
+    assert run.returncode == 1, out + run.stderr
+    assert "1 failed" in out
+    assert "verimut: 'false_accept>0' holds for agentdojo v1.2: false_accept>0 (false_accept = 2)" in out
+    for task in ("banking/user_task_0", "banking/user_task_3"):
+        assert f"{task}:extra: confirmed false accept: repeated the last write, #1 send_money" in out
+    assert out.count("bank_account.transactions: 1 added") >= 4  # in each headline and each diff
+    assert "why it was missed: UserTask0.utility() reads bank_account.transactions" in out
+    assert "wrong-value" not in out.split("FAILURES", 1)[1].split("report:")[0]  # only the two extras failed
+
+
+def _todo():
+    spec = importlib.util.spec_from_file_location("todo_bench_example", ROOT / "examples" / "todo_bench.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.TodoBench()
+
+
+@pytest.fixture(scope="module")
+def todo(tmp_path_factory) -> Audit:
+    return run_audit(_todo(), tmp_path_factory.mktemp("todo"))
+
+
+FOUND = ["todo/add_milk:extra", "todo/add_milk:extra-ni", "todo/add_call:extra", "todo/add_call:extra-ni"]
+
+
+def test_a_false_accept_fails_the_test_with_its_evidence(todo):
+    assert todo.false_accepts == FOUND
+    with pytest.raises(pytest.fail.Exception) as e:
+        todo.assert_no_false_accepts()
+    message = str(e.value)
+    assert message.startswith("verimut: 'false_accept>0' holds for todo 1: false_accept>0 (false_accept = 4)")
+    for cid in FOUND:
+        assert re.search(
+            rf"\n{cid}: confirmed false accept: repeated the last (non-idempotent )?write, #1 add_item", message
+        )
+    assert message.count("    items: 1 added") == 4
+    assert message.count('added: "buy milk"') == message.count('added: "call mum"') == 2  # the duplicates, shown
+    assert "A zero means none found, not none exists." in message
+
+
+def test_allowed_false_accepts_and_gates(todo):
+    todo.assert_no_false_accepts(allow=FOUND)
+    with pytest.raises(pytest.fail.Exception, match=r"\(2 allowed cell\(s\) left out\)"):
+        todo.assert_no_false_accepts(allow=FOUND[:2])
+    todo.check("omit.false_accept>0 or error>0")
+    with pytest.raises(pytest.fail.Exception, match=r"omit\.rejected>1 \(omit\.rejected = 2\)"):
+        todo.check("omit.rejected>1")
+    with pytest.raises(ValueError, match="todo/add_tea:extra"):
+        todo.assert_no_false_accepts(allow=["todo/add_tea:extra"])
+    with pytest.raises(GateError, match="no count 'acceptance'"):
+        todo.check("acceptance>0")
+
+
+def test_the_fixture_is_registered_and_selects(verimut_audit):
+    audit = verimut_audit(_todo(), tasks=["todo/add_milk"], families=["omit", "claim-only"])
+    assert audit.summary.cells == 3 and audit.summary.scored == 3
+    audit.assert_no_false_accepts()
+    assert audit.directory.is_dir() and (audit.directory / "summary.md").exists()
