@@ -8,5 +8,6 @@ case "${1:-}" in
   appworld) bash scripts/install-appworld.sh ;;
   bfcl) bash scripts/install-bfcl.sh ;;
   tau2) bash scripts/install-tau2.sh ;;
+  workarena) bash scripts/install-workarena.sh ;;
 esac
 exec .venv/bin/verimut audit "$@"

@@ -25,7 +25,7 @@ from verimut.benchmark import Benchmark
 from verimut.classify import Outcome
 from verimut.errors import AuditError
 from verimut.executor import Executor, InProcess
-from verimut.faults import FAMILIES
+from verimut.faults import FAMILIES, of_grammar
 from verimut.ledger import LEDGER, CellResult, Ledger, RunRecord, append_run
 from verimut.manifest import Cell, Manifest
 from verimut.scorer import Scorer
@@ -52,11 +52,12 @@ def select_tasks(all_tasks: Sequence[str], suites: Sequence[str] = (), tasks: Se
     return chosen
 
 
-def select_families(families: Sequence[str] = ()) -> list[str]:
+def select_families(families: Sequence[str] = (), grammar: str = "api") -> list[str]:
+    """The families named, or else every family of the benchmark's grammar ("api", or "form")."""
     for f in families:
         if f not in FAMILIES:
             raise AuditError(f"unknown fault family {f!r} (known: {', '.join(FAMILIES)})")
-    return list(families) or list(FAMILIES)
+    return list(families) or of_grammar(grammar)
 
 
 def check_out_dir(out: Path) -> None:
@@ -246,7 +247,7 @@ def audit(
     quiet: bool = False,
 ) -> summary_mod.Summary:
     chosen = select_tasks(bench.tasks(), suites, tasks)
-    fams = select_families(families)
+    fams = select_families(families, getattr(bench, "grammar", "api"))
     result = _run(bench, out, "fault", chosen, fams, executor, console, quiet)
     assert isinstance(result, summary_mod.Summary)
     return result

@@ -29,9 +29,10 @@ from verimut import rank as rank_mod
 from verimut import repair as repair_mod
 from verimut import summary as summary_mod
 from verimut import swap as swap_mod
+from verimut.adapters.workarena import STAND_IN_ENV
 from verimut.benchmark import Benchmark
 from verimut.errors import AuditError
-from verimut.faults import CONTROL, FAMILIES
+from verimut.faults import CONTROL, FAMILIES, GRAMMARS
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 err = Console(stderr=True)
@@ -194,10 +195,22 @@ def audit(
     fail_on: _FailOn = None,
     junit_path: _Junit = None,
     sarif_path: _Sarif = None,
+    stand_in: Annotated[
+        bool,
+        typer.Option(
+            "--stand-in",
+            help="workarena: audit against verimut's offline ServiceNow stand-in on loopback (not ServiceNow).",
+        ),
+    ] = False,
 ) -> None:
     """Audit a benchmark's verifiers with the fault grammar; resume if --out holds a run."""
-    # Check the gate before any work: a misspelt name should not cost a whole audit.
-    scopes = (CONTROL, *audit_mod.select_families(family or ()))
+    if stand_in:
+        if benchmark != "workarena":
+            raise AuditError(f"--stand-in is for workarena, not {benchmark!r}")
+        os.environ[STAND_IN_ENV] = "1"  # read by the adapter's create()
+    # Check the gate before any work: a misspelt name should not cost a whole audit. The benchmark (and so
+    # its grammar's default families) is not loaded yet: without --family, any registered family is a scope.
+    scopes = (CONTROL, *(audit_mod.select_families(family) if family else FAMILIES))
     gate_mod.read(fail_on, gate_mod.Vocabulary("fault", scopes))
 
     def run(bench: Benchmark, directory: Path, runner: executor_mod.Executor) -> summary_mod.Summary:
@@ -377,7 +390,8 @@ def families() -> None:
     """List the fault families and what each does."""
     for name, op in FAMILIES.items():
         doc = (op.__doc__ or "").strip().splitlines()
-        out.print(f"[bold]{name}[/]  {doc[0] if doc else ''}")
+        grammars = "/".join(GRAMMARS.get(name, ("api",)))  # api: tool-call benchmarks; form: form benchmarks
+        out.print(f"[bold]{name}[/] [dim]({grammars})[/]  {doc[0] if doc else ''}")
 
 
 # Commands whose whole implementation lives in their own module.

@@ -153,7 +153,9 @@ class Pool:
         if not pending:
             return
         ctx = mp.get_context("fork")
-        pool = [_Process(ctx, scorer) for _ in range(min(self.workers, len(pending)))]
+        # A benchmark on shared live state (one WorkArena instance) says how many cells it takes at once.
+        limit = getattr(scorer.bench, "concurrency", None) or self.workers
+        pool = [_Process(ctx, scorer) for _ in range(min(self.workers, len(pending), limit))]
         try:
             yield from self._drive(ctx, scorer, pool, pending)
         finally:

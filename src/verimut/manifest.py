@@ -16,11 +16,11 @@ from typing import Any
 
 import msgspec
 
-from verimut import __version__, oracle
+from verimut import __version__, forms, oracle
 from verimut.benchmark import Benchmark
 from verimut.census import CensusEntry, idempotence
 from verimut.errors import AuditError
-from verimut.faults import CONTROL, FAMILIES, FaultContext, Refusal
+from verimut.faults import CONTROL, FAMILIES, USES_CENSUS, FaultContext, Refusal
 from verimut.pinned import index_values, pin_source, pins
 from verimut.replay import replay
 from verimut.run import Run
@@ -63,6 +63,8 @@ class TaskFacts(msgspec.Struct, frozen=True):
     # The verifier's checks on the clean start (no action, empty answer): what "initially
     # failing" means for ProCredit's progress term. Empty when the verifier raised there.
     initial_checks: dict[str, bool] = {}
+    # A form task's fields, on-form defaults and template values: the form families' census.
+    form: forms.FormFacts | None = None
 
     @property
     def writes(self) -> list[str]:
@@ -136,10 +138,12 @@ def _fault_cells(
     refs: References,
     families: Sequence[str],
     ignore: list[str],
+    form: forms.FormFacts | None = None,
 ) -> tuple[list[CensusEntry], list[str], list[Cell]]:
     run = refs.runs[task]
     writes = tuple(bench.is_write(a) for a in run.actions)
-    census = idempotence(bench, task, run, ignore) if refs.errors[task] is None else []
+    wanted = refs.errors[task] is None and bool(USES_CENSUS & set(families))
+    census = idempotence(bench, task, run, ignore) if wanted else []
     by_action = {e.action: e.non_idempotent for e in census}
     outputs = refs.outputs[task]
     ctx = FaultContext(
@@ -148,6 +152,7 @@ def _fault_cells(
         instruction=bench.instruction(task),
         values=index_values(refs.starts[task]),
         non_idempotent=tuple(by_action.get(i) for i in range(len(run.actions))),
+        form=form,
     )
     unpinned = [f"#{p.action}.{p.arg}" for p in pins(run, writes, ctx.outputs, ctx.instruction) if p.source is None]
     cells = [Cell(cell_id(task, CONTROL, "-"), task, CONTROL, "-", run, "the unedited reference run")]
@@ -197,12 +202,16 @@ def build(
         digest = hashlib.sha256(oracle.canonical(refs.starts[task])).hexdigest()[:16]
         census: list[CensusEntry] = []
         unpinned: list[str] = []
+        describe = getattr(bench, "form", None)  # optional (forms.py): a form task's fields and defaults
+        form = describe(task) if callable(describe) else None
         if arm == "fault":
-            census, unpinned, task_cells = _fault_cells(bench, task, refs, families, ignore)
+            census, unpinned, task_cells = _fault_cells(bench, task, refs, families, ignore, form)
             cells += task_cells
         free = _free_text(effect, bench.instruction(task), refs.runs[task], refs.outputs[task])
         initial = _initial_checks(bench, task) if arm == "fault" else {}
-        facts[task] = TaskFacts(refs.runs[task], census, unpinned, refs.errors[task], effect, digest, free, initial)
+        facts[task] = TaskFacts(
+            refs.runs[task], census, unpinned, refs.errors[task], effect, digest, free, initial, form
+        )
         tick(task)
     if arm == "swap":
         cells = swap.grid(facts)

@@ -20,6 +20,7 @@ BUILTIN = {
     "appworld": "verimut.adapters.appworld:create",
     "bfcl": "verimut.adapters.bfcl:create",
     "tau2": "verimut.adapters.tau2:create",
+    "workarena": "verimut.adapters.workarena:create",
 }
 _REQUIRED = ("name", "version", "telemetry", *(m for m in dir(Benchmark) if not m.startswith("_")))
 
