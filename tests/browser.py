@@ -13,17 +13,10 @@ from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
-CHROMIUM = "/usr/bin/chromium"  # scripts/install-chromium.sh; Playwright's own download cannot run here
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+from verimut.adapters.workarena import CHROMIUM, CHROMIUM_ARGS
+
+# Debian's chromium (scripts/install-chromium.sh), with the flags a closed network needs: the same as WorkArena's.
+FLAGS = CHROMIUM_ARGS
 
 
 @dataclass
