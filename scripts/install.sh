@@ -10,6 +10,6 @@ fi
 stamp=.venv/.verimut-installed
 want=$(cat pyproject.toml constraints.txt | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e ".[test]"
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e ".[test,dev]"
   echo "$want" > "$stamp"
 fi
