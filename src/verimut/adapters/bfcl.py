@@ -203,6 +203,18 @@ def _shared_keys() -> dict[str, str]:
     return {str(k): name for name, value in _SHIPPED.items() if isinstance(value, dict) for k in value}
 
 
+def _package_call(entry: Any, calls: list[str], model: str) -> Any:
+    """BFCL's own executor on `calls` for one entry, under model name `model` (its globals' key)."""
+    return _utils().execute_multi_turn_func_call(
+        calls,
+        entry.question["initial_config"],
+        entry.question["involved_classes"],
+        model,
+        entry.question["id"],
+        long_context=entry.long_context,
+    )
+
+
 def _drop_globals(model_name: str) -> None:
     """Remove every backend instance the package cached in its module globals for this model name."""
     namespace = vars(_utils())
@@ -376,14 +388,7 @@ class BFCL:
         model = _unique("episode")
         try:
             # The package's own constructor path: instance, then _load_scenario on a deep copy.
-            _, instances = _utils().execute_multi_turn_func_call(
-                [],
-                entry.question["initial_config"],
-                entry.question["involved_classes"],
-                model,
-                entry.question["id"],
-                long_context=entry.long_context,
-            )
+            _, instances = _package_call(entry, [], model)
         finally:
             _drop_globals(model)
         # Our own copy: the instances hold the long-context module data by reference.
@@ -412,14 +417,7 @@ class BFCL:
         for class_name, global_name in names.items():
             vars(utils)[global_name] = episode.instances[class_name]
         try:
-            results, _ = utils.execute_multi_turn_func_call(
-                [render_call(action)],
-                entry.question["initial_config"],
-                entry.question["involved_classes"],
-                model,
-                entry.question["id"],
-                long_context=entry.long_context,
-            )
+            results, _ = _package_call(entry, [render_call(action)], model)
         finally:
             _drop_globals(model)
             _restore_shipped()  # a read may write module data (the long weather report's temperature)
