@@ -1,0 +1,43 @@
+"""A banking audit's outputs, reduced to what must not change when the code is reshaped.
+
+`normalize(DIR)` keeps the manifest, every ledger row (its `seconds` dropped: measured time),
+summary.json (its `seconds` dropped), summary.md, rewards.json and the evidence blocks of
+report.html (the output directory's path replaced), so two audits of the same suite compare equal
+exactly when the redesign left their behaviour alone. Regenerate the stored copy, only when a
+change of behaviour is intended, with:
+
+    python tests/golden.py DIR   # DIR: `verimut audit agentdojo --suite banking --executor inprocess -o DIR`
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+GOLDEN = Path(__file__).parent / "data" / "banking-golden.json"
+_CELL = re.compile(r'<details class="cell".*?</details>', re.S)
+
+
+def normalize(out: Path) -> dict[str, Any]:
+    rows = [json.loads(line) for line in (out / "cells.jsonl").read_text().splitlines() if line.strip()]
+    for row in rows:
+        row.pop("seconds", None)
+    summary = json.loads((out / "summary.json").read_text())
+    summary.pop("seconds", None)
+    report = (out / "report.html").read_text()
+    return {
+        "manifest": json.loads((out / "manifest.json").read_text()),
+        "ledger": sorted(rows, key=lambda r: r["cell_id"]),
+        "summary.json": summary,
+        "summary.md": (out / "summary.md").read_text().replace(str(out), "DIR"),
+        "rewards.json": json.loads((out / "rewards.json").read_text()),
+        "report cells": [block.replace(str(out), "DIR") for block in _CELL.findall(report)],
+    }
+
+
+if __name__ == "__main__":
+    GOLDEN.write_text(json.dumps(normalize(Path(sys.argv[1])), indent=1, sort_keys=True) + "\n")
+    print(f"wrote {GOLDEN}")
