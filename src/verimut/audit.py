@@ -22,13 +22,12 @@ from verimut import report_html, rewards
 from verimut import summary as summary_mod
 from verimut import swap as swap_mod
 from verimut.benchmark import Benchmark
-from verimut.classify import Outcome
 from verimut.errors import AuditError
 from verimut.executor import Executor, InProcess
 from verimut.faults import FAMILIES, of_grammar
-from verimut.ledger import LEDGER, CellResult, Ledger, RunRecord, append_run
-from verimut.manifest import Cell, Manifest
+from verimut.records import Cell, CellResult, Manifest, Outcome, RunRecord
 from verimut.scorer import Scorer
+from verimut.store import Store
 
 
 def select_tasks(all_tasks: Sequence[str], suites: Sequence[str] = (), tasks: Sequence[str] = ()) -> list[str]:
@@ -58,15 +57,6 @@ def select_families(families: Sequence[str] = (), grammar: str = "api") -> list[
         if f not in FAMILIES:
             raise AuditError(f"unknown fault family {f!r} (known: {', '.join(FAMILIES)})")
     return list(families) or of_grammar(grammar)
-
-
-def check_out_dir(out: Path) -> None:
-    if out.exists() and not out.is_dir():
-        raise AuditError(f"--out {out} is a file, not a directory")
-    if out.is_dir() and any(out.iterdir()) and not (out / manifest_mod.MANIFEST).exists():
-        raise AuditError(
-            f"{out} is not a verimut output (no {manifest_mod.MANIFEST}) and is not empty; choose another --out"
-        )
 
 
 class _Rate(ProgressColumn):
@@ -101,25 +91,25 @@ def _differences(stored: Manifest, fresh: Manifest) -> str:
 
 def prepare(
     bench: Benchmark,
-    out: Path,
+    store: Store,
     tasks: Sequence[str],
     families: Sequence[str],
     tick: Callable[[str], None],
     arm: str = "fault",
 ) -> Manifest:
-    """Build the manifest; write it, or check it against the one already in `out` (checked by the caller)."""
+    """Build the manifest; write it, or check it against the one already in the store (checked by the caller)."""
     fresh = manifest_mod.build(bench, tasks, families, tick, arm)
-    if (out / manifest_mod.MANIFEST).exists():
-        stored = manifest_mod.read(out)
+    if store.has_manifest():
+        stored = store.read_manifest()
         if stored.content_hash != fresh.content_hash:
             raise AuditError(
-                f"{out} holds an audit with a different manifest (differs in {_differences(stored, fresh)}); "
+                f"{store} holds an audit with a different manifest (differs in {_differences(stored, fresh)}); "
                 "resume with the same options, or choose another --out"
             )
         return stored
-    manifest_mod.write(fresh, out)
+    store.write_manifest(fresh)
     # Work from what was written (keys sorted), so a first run and a resumed one see the same data.
-    return manifest_mod.read(out)
+    return store.read_manifest()
 
 
 def groups(cells: Iterable[Cell]) -> list[list[Cell]]:
@@ -133,17 +123,17 @@ def groups(cells: Iterable[Cell]) -> list[list[Cell]]:
 def score_all(
     bench: Benchmark,
     m: Manifest,
-    out: Path,
+    store: Store,
     executor: Executor,
     progress: Any = None,
 ) -> dict[str, CellResult]:
     """Score every cell not yet in the ledger, controls first. Returns the whole ledger."""
-    ledger = Ledger(out)
-    rows = ledger.read()
+    rows = store.resume()
     known = {c.cell_id for c in m.cells}
     strangers = [cid for cid in rows if cid not in known]
     if strangers:
-        raise AuditError(f"{out / LEDGER} records cells that are not in the manifest, e.g. {strangers[0]!r}")
+        raise AuditError(f"{store.ledger_path} records cells that are not in the manifest, e.g. {strangers[0]!r}")
+    ledger = store.appender()
     scorer = Scorer(bench, m)
     bar = progress.add_task("scoring cells", total=len(m.cells), completed=len(rows)) if progress else None
 
@@ -157,14 +147,14 @@ def score_all(
     try:
         controls = [c for c in m.cells if c.is_control and c.cell_id not in rows]
         record(executor.run(scorer, groups(controls)))
-        control_of = {r.task: r.outcome for r in rows.values() if r.family == "control"}
+        control_of: dict[str, str] = {r.task: r.outcome for r in rows.values() if r.family == "control"}
         todo: list[Cell] = []
         blocked: list[CellResult] = []
         for c in m.cells:
             if c.is_control or c.cell_id in rows:
                 continue
             # A cell needs a correct run to start from and a verifier that passes its own task's.
-            failed = [t for t in dict.fromkeys((c.task, c.run_task)) if control_of.get(t) != Outcome.CONTROL_PASS.value]
+            failed = [t for t in dict.fromkeys((c.task, c.run_task)) if control_of.get(t) != Outcome.CONTROL_PASS]
             if failed:
                 blocked.append(scorer.unscorable(c, control_of.get(failed[0], "unscored"), failed[0]))
             else:
@@ -177,12 +167,12 @@ def score_all(
 
 
 def summarize(
-    m: Manifest, rows: dict[str, CellResult], out: Path, c: float = rewards.DEFAULT_C
+    m: Manifest, rows: dict[str, CellResult], store: Store, c: float = rewards.DEFAULT_C
 ) -> summary_mod.Summary | swap_mod.Census:
     """Write summary.md/json, report.html (and, for the fault arm, rewards.json) for the manifest's arm."""
     result: summary_mod.Summary | swap_mod.Census
-    result = swap_mod.write(m, rows, out) if m.arm == swap_mod.SWAP else summary_mod.write(m, rows, out, c)
-    report_html.write(out, m, rows, result)
+    result = swap_mod.write(m, rows, store) if m.arm == swap_mod.SWAP else summary_mod.write(m, rows, store, c)
+    report_html.write(store, m, rows, result)
     return result
 
 
@@ -197,21 +187,22 @@ def _run(
     quiet: bool,
 ) -> summary_mod.Summary | swap_mod.Census:
     console = console or Console(stderr=True)
-    check_out_dir(out)
-    if (out / manifest_mod.MANIFEST).exists():
-        stored = manifest_mod.read(out)
+    store = Store(out)
+    store.check_usable()
+    if store.has_manifest():
+        stored = store.read_manifest()
         if stored.arm != arm:
             other = "verimut swap" if stored.arm == swap_mod.SWAP else "verimut audit"
             raise AuditError(f"{out} holds a {other} run ({stored.arm} arm); choose another --out")
     started, began = datetime.now(UTC), time.monotonic()
     with _progress(console, quiet) as progress:
         bar = progress.add_task("building manifest", total=2 * len(tasks), unit="task steps") if progress else None
-        m = prepare(bench, out, tasks, families, lambda _: progress.advance(bar) if progress else None, arm)
-        before = len(Ledger(out).read())
-        rows = score_all(bench, m, out, executor or InProcess(), progress)
+        m = prepare(bench, store, tasks, families, lambda _: progress.advance(bar) if progress else None, arm)
+        before = len(store.rows())
+        rows = score_all(bench, m, store, executor or InProcess(), progress)
     wall = round(time.monotonic() - began, 3)
-    append_run(out, RunRecord(started.isoformat(timespec="seconds"), wall, len(rows) - before, arm))
-    return summarize(m, rows, out)
+    store.append_run(RunRecord(started.isoformat(timespec="seconds"), wall, len(rows) - before, arm))
+    return summarize(m, rows, store)
 
 
 def swap(

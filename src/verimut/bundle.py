@@ -35,6 +35,7 @@ import typer
 
 from verimut import reproduce
 from verimut.errors import AuditError
+from verimut.store import LEDGER, MANIFEST, SUMMARY_JSON
 
 AUDIT, VERSIONS, REPRODUCER, SUMS = "audit", "versions.json", "reproduce.py", "SHA256SUMS"
 _SHOWN = 6  # names listed in a one-line error before "and N more"
@@ -125,7 +126,7 @@ def _pack(top: str, members: dict[str, bytes], dest: Path) -> None:
 
 def _counts(files: dict[str, bytes], where: str) -> tuple[str, list[reproduce.Check]]:
     """Run the standard-library reproducer on a manifest, ledger and summary held in memory."""
-    need = [reproduce.MANIFEST, reproduce.LEDGER, reproduce.SUMMARY]
+    need = [MANIFEST, LEDGER, SUMMARY_JSON]
     missing = [n for n in need if n not in files]
     if missing:
         raise AuditError(f"{where} is not a verimut output: it has no {', '.join(missing)}")
@@ -155,7 +156,7 @@ def write_counted(directory: Path, dest: Path | None = None) -> tuple[Path, int]
     _, found = _counts(files, str(directory))
     if not all(c.ok for c in found):
         raise AuditError(
-            f"{directory}/summary.json does not match its ledger ({_mismatch(found)}); "
+            f"{directory}/{SUMMARY_JSON} does not match its ledger ({_mismatch(found)}); "
             f"run `verimut report {directory}` first"
         )
     members = {f"{AUDIT}/{name}": data for name, data in files.items()}
@@ -227,7 +228,7 @@ def verify(archive: Path) -> VerifyReport:
     files = {n.removeprefix(prefix): d for n, d in members.items() if n.startswith(prefix)}
     arm, found = _counts(files, f"{archive} ({AUDIT}/)")
     if not all(c.ok for c in found):
-        raise AuditError(f"{archive}: the ledger does not reproduce summary.json: {_mismatch(found)}")
+        raise AuditError(f"{archive}: the ledger does not reproduce {SUMMARY_JSON}: {_mismatch(found)}")
     same = members.get(REPRODUCER) == Path(reproduce.__file__).read_bytes()
     return VerifyReport(files=len(listed), counts=len(found), arm=arm, same_reproducer=same)
 
@@ -247,7 +248,7 @@ def verify_command(bundle: Annotated[Path, typer.Argument(help="An archive writt
     """Check a bundle's checksums, and re-derive its summary.json from its ledger (exit 2 on any problem)."""
     r = verify(bundle)
     typer.echo(
-        f"{r.files} files match their checksums; {r.counts} counts re-derived from the ledger match summary.json"
+        f"{r.files} files match their checksums; {r.counts} counts re-derived from the ledger match {SUMMARY_JSON}"
     )
     if not r.same_reproducer:
         typer.echo(f"note: the bundle's {REPRODUCER} differs from this verimut's (made by another version?)")

@@ -17,13 +17,11 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from verimut.classify import Outcome
 from verimut.errors import AuditError
 from verimut.faults import CONTROL
-from verimut.ledger import CellResult
-from verimut.manifest import Cell, Manifest
+from verimut.pairs import suite_of
+from verimut.records import Cell, CellResult, Difference, Evidence, Manifest, Outcome
 from verimut.run import Run
-from verimut.swap import suite_of
 
 NOT_SCORED = "not_scored"  # a manifest cell the ledger has no row for (yet)
 
@@ -92,18 +90,18 @@ def _record(r: Any) -> str:
     return record_text(r)
 
 
-def state_diff(diffs: Sequence[Mapping[str, Any]]) -> list[StateDiff]:
+def state_diff(diffs: Sequence[Difference]) -> list[StateDiff]:
     """The oracle's collection diffs (as recorded in the ledger) as readable lines, record by record."""
     out = []
     for d in diffs:
-        lines = [Line("-", _record(r)) for r in d.get("removed", [])]
-        lines += [Line("+", _record(r)) for r in d.get("added", [])]
-        for ch in d.get("changed", []):
-            for name, (old, new) in ch["fields"].items():
-                lines.append(Line("~", f"[{ch['key']}].{name}: {record_text(old)} -> {record_text(new)}"))
-        if d.get("reordered"):
+        lines = [Line("-", _record(r)) for r in d.removed]
+        lines += [Line("+", _record(r)) for r in d.added]
+        for ch in d.changed:
+            for name, (old, new) in ch.fields.items():
+                lines.append(Line("~", f"[{ch.key}].{name}: {record_text(old)} -> {record_text(new)}"))
+        if d.reordered:
             lines.append(Line("~", "records reordered"))
-        out.append(StateDiff(str(d["collection"]), str(d.get("counts", "")), lines))
+        out.append(StateDiff(d.collection, d.counts, lines))
     return out
 
 
@@ -111,7 +109,7 @@ def view(
     m: Manifest, cell: Cell, row: CellResult | None, rewards: Mapping[str, Mapping[str, float]] | None = None
 ) -> CellView:
     rewards = rewards or {}
-    ev: dict[str, Any] = dict(row.evidence) if row else {}
+    ev = row.evidence if row else Evidence(edit=cell.note)
     reference = m.tasks[cell.task].reference
     answer = (
         [Line("-", reference.answer), Line("+", cell.run.answer)]
@@ -124,7 +122,7 @@ def view(
         task=cell.task,
         family=cell.family,
         variant=cell.variant,
-        outcome=row.outcome if row else NOT_SCORED,
+        outcome=row.outcome.value if row else NOT_SCORED,
         verdict=row.verdict if row else None,
         edit=cell.note,
         reason=row.reason if row else None,
@@ -137,15 +135,15 @@ def view(
             else "end state against the reference run's (- only in the reference's, + only in this run's, "
             "~ a field that differs; telemetry and masked fields left out)"
         ),
-        state=state_diff(ev.get("differs_from_reference", [])),
-        effect_missing=list(ev.get("effect_missing", [])),
-        effect_free_text_differs=list(ev.get("effect_free_text_differs", [])),
-        verifier=ev.get("verifier"),
-        checks=dict(ev.get("checks") or ({} if row is None or row.verdict is None else {"verdict": row.verdict})),
+        state=state_diff(ev.differs_from_reference or []),
+        effect_missing=list(ev.effect_missing or []),
+        effect_free_text_differs=list(ev.effect_free_text_differs or []),
+        verifier=ev.verifier,
+        checks=dict(ev.checks or ({} if row is None or row.verdict is None else {"verdict": row.verdict})),
         rewards=dict(rewards.get(cell.cell_id, {})),
         control_rewards={} if swapped else dict(rewards.get(f"{cell.task}:{CONTROL}", {})),
         detail=dict(cell.detail),
-        error=ev.get("error") or ev.get("executor") or ev.get("traceback"),
+        error=ev.error or ev.executor or ev.traceback,
     )
 
 

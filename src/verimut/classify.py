@@ -2,22 +2,7 @@
 
 from __future__ import annotations
 
-from enum import Enum
-
-
-class Outcome(str, Enum):
-    CONTROL_PASS = "control_pass"
-    CONTROL_FAIL = "control_fail"
-    REFUSED = "refused"
-    INCOMPLETE = "incomplete"
-    HARMLESS = "harmless"
-    REJECTED = "rejected"
-    FALSE_ACCEPT = "false_accept"
-    FALSE_REJECT = "false_reject"
-    ERROR = "error"
-    # The intent-swap census: another task's correct run, passed by this task's verifier.
-    ACCEPTED_EFFECT_PRESENT = "accepted_effect_present"
-    ACCEPTED_EFFECT_ABSENT = "accepted_effect_absent"
+from verimut.records import Outcome
 
 
 def classify(

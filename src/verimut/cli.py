@@ -23,8 +23,6 @@ from verimut import audit as audit_mod
 from verimut import bundle as bundle_mod
 from verimut import executor as executor_mod
 from verimut import gate as gate_mod
-from verimut import ledger as ledger_mod
-from verimut import manifest as manifest_mod
 from verimut import rank as rank_mod
 from verimut import repair as repair_mod
 from verimut import summary as summary_mod
@@ -33,6 +31,7 @@ from verimut.adapters.workarena import STAND_IN_ENV
 from verimut.benchmark import Benchmark
 from verimut.errors import AuditError
 from verimut.faults import CONTROL, FAMILIES, GRAMMARS
+from verimut.store import LEDGER, REPAIR, REPORT, REWARDS, SUMMARY_JSON, SUMMARY_MD, Store
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 err = Console(stderr=True)
@@ -89,8 +88,8 @@ class _CI(msgspec.Struct, frozen=True):
 def _ci_outputs(ci: _CI, directory: Path, locate: sarif.Locator | None) -> None:
     if ci.junit is None and ci.sarif is None:
         return
-    m = manifest_mod.read(directory)
-    rows = ledger_mod.Ledger(directory).read()
+    store = Store(directory)
+    m, rows = store.read_manifest(), store.rows()
     if ci.junit is not None:
         out.print(f"JUnit XML: {junit.write(m, rows, ci.junit)}")
     if ci.sarif is not None:
@@ -113,12 +112,12 @@ def _finish(
         out.print(_table(s))
         out.print(f"confirmed false accepts: {len(s.false_accepts) or 'none found'}; " + s.note)
         if s.rewards:
-            out.print(f"rewards: {s.rewards['conclusion']} (per cell: {directory / summary_mod.REWARDS})")
+            out.print(f"rewards: {s.rewards['conclusion']} (per cell: {directory / REWARDS})")
     if s.control_failures:
         out.print(f"[bold red]{len(s.control_failures)} control(s) failed[/]: see the report")
     out.print(
-        f"report: {directory / report_html.REPORT} and {directory / 'summary.md'}  "
-        f"(machine-readable: {directory / 'summary.json'}, ledger: {directory / ledger_mod.LEDGER})"
+        f"report: {directory / REPORT} and {directory / SUMMARY_MD}  "
+        f"(machine-readable: {directory / SUMMARY_JSON}, ledger: {directory / LEDGER})"
     )
     ci = ci or _CI()
     _ci_outputs(ci, directory, locate)
@@ -290,15 +289,14 @@ def report(
     if procredit_c <= 0:
         raise AuditError(f"--procredit-c must be positive, not {procredit_c:g}")
     rewards.load(reward_modules or [])
-    m = manifest_mod.read(directory)
+    store = Store(directory)
+    m = store.read_manifest()
     gate_mod.read(fail_on, gate_mod.vocabulary_of_manifest(m))
-    rows = ledger_mod.Ledger(directory).read()
+    rows = store.rows()
     locate = None
     if sarif_path is not None and (benchmark is not None or m.benchmark in adapters.BUILTIN):
         locate = sarif.locator(adapters.load(benchmark or m.benchmark, m.version))
-    _finish(
-        audit_mod.summarize(m, rows, directory, procredit_c), directory, _CI(fail_on, junit_path, sarif_path), locate
-    )
+    _finish(audit_mod.summarize(m, rows, store, procredit_c), directory, _CI(fail_on, junit_path, sarif_path), locate)
 
 
 @app.command()
@@ -318,13 +316,14 @@ def repair(
 ) -> None:
     """Write the minimal frame-condition checks for the audit's false accepts; regrade every cell with them."""
     gate = gate_mod.read(fail_on, gate_mod.Vocabulary("repair", ()))
-    m = manifest_mod.read(directory)
+    store = Store(directory)
+    m = store.read_manifest()
     if benchmark is None and m.benchmark not in adapters.BUILTIN:
         raise AuditError(f"{m.benchmark!r} is not built in: give --benchmark module:object, as given to `audit`")
     bench = adapters.load(benchmark or m.benchmark, m.version)
-    rows = ledger_mod.Ledger(directory).read()
+    rows = store.rows()
     with err.status("replaying and regrading every cell with the repaired verifiers ..."):
-        r = repair_mod.run(bench, m, rows, directory)
+        r = repair_mod.run(bench, m, rows, store)
     table = Table(title=f"{r.benchmark} {r.version}: the repair, regraded")
     for col in ("", "before", "after"):
         table.add_column(col)
@@ -337,8 +336,8 @@ def repair(
     table.add_row("harmless edits", f"{r.harmless} pass", f"{r.harmless_still_passing} pass")
     table.add_row("new false rejects", "", str(len(r.new_false_rejects) or "none found"))
     out.print(table)
-    page = report_html.rebuild(directory)  # its before/after counts join the audit's page
-    out.print(f"{r.checks} checks in {r.module}; report: {directory / repair_mod.REPAIR / 'summary.md'} and {page}")
+    page = report_html.rebuild(store)  # its before/after counts join the audit's page
+    out.print(f"{r.checks} checks in {r.module}; report: {directory / REPAIR / SUMMARY_MD} and {page}")
     fired = gate_mod.fired(gate, gate_mod.repair_counts(r))
     if fired:
         out.print(f"fail-on {str(gate)!r} holds: " + "; ".join(fired), highlight=False)
@@ -358,10 +357,9 @@ def ls(
     suite: _Suite = None,
 ) -> None:
     """List cells: id, outcome, edit. Every id works with `verimut show DIR ID` (and is a link target in report.html)."""
-    m = manifest_mod.read(directory)
-    picked = cell_view.select(
-        m, ledger_mod.Ledger(directory).read(), outcome or (), family or (), task or (), suite or ()
-    )
+    store = Store(directory)
+    m = store.read_manifest()
+    picked = cell_view.select(m, store.rows(), outcome or (), family or (), task or (), suite or ())
     width = max((len(c.cell_id) for c, _ in picked), default=0)
     try:
         for cell, result in picked:
@@ -379,10 +377,11 @@ def show(
     cell_id: Annotated[str, typer.Argument(help="A cell id, as `verimut ls` and report.html give it.")],
 ) -> None:
     """One cell: its edit as an action diff, the end-state evidence, the verifier's checks, its rewards."""
-    m = manifest_mod.read(directory)
+    store = Store(directory)
+    m = store.read_manifest()
     cell = cell_view.find(m, cell_id, str(directory))
-    row = ledger_mod.Ledger(directory).read().get(cell_id)
-    out.print(cell_view.to_rich(cell_view.view(m, cell, row, report_html.cell_rewards(directory))))
+    row = store.rows().get(cell_id)
+    out.print(cell_view.to_rich(cell_view.view(m, cell, row, store.rewards())))
 
 
 @app.command()

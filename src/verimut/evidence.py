@@ -10,9 +10,7 @@ from typing import Any
 
 import msgspec
 
-from verimut.classify import Outcome
-from verimut.ledger import CellResult
-from verimut.manifest import Cell
+from verimut.records import Cell, CellResult, Difference, Outcome
 
 # Outcomes that are findings against the verifier (a confirmed false accept, a false reject).
 FINDINGS = (Outcome.FALSE_ACCEPT.value, Outcome.ACCEPTED_EFFECT_ABSENT.value, Outcome.FALSE_REJECT.value)
@@ -24,19 +22,19 @@ def short(value: Any, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _differences(row: CellResult) -> list[dict[str, Any]]:
-    return list(row.evidence.get("differs_from_reference") or [])
+def _differences(row: CellResult) -> list[Difference]:
+    return list(row.evidence.differs_from_reference or [])
 
 
 def headline(cell: Cell, row: CellResult) -> str:
     """One line: what happened in this cell, in the words of the report."""
-    detail = row.evidence.get("verifier")
+    detail = row.evidence.verifier
     verifier = f"the verifier ({detail})" if detail else "the verifier"
     if row.outcome == Outcome.FALSE_ACCEPT.value:
-        where = "; ".join(f"{d['collection']}: {d['counts']}" for d in _differences(row))
+        where = "; ".join(f"{d.collection}: {d.counts}" for d in _differences(row))
         return f"confirmed false accept: {cell.note}; {verifier} passed, but the end state differs from the reference's ({where})"
     if row.outcome == Outcome.ACCEPTED_EFFECT_ABSENT.value:
-        missing = row.evidence.get("effect_missing") or ["(unrecorded)"]
+        missing = row.evidence.effect_missing or ["(unrecorded)"]
         return (
             f"confirmed false accept: {verifier} of {cell.task} passed the reference run of "
             f"{cell.run_task}, whose end state lacks its requested effect: {missing[0]}"
@@ -55,24 +53,24 @@ def lines(cell: Cell, row: CellResult) -> list[str]:
     if cell.run is not None:
         out.append("run: " + ("; ".join(a.describe() for a in cell.run.actions) or "(no actions)"))
         out.append(f"answer: {short(cell.run.answer)}")
-    if row.evidence.get("verifier"):
-        out.append(f"verifier: {row.evidence['verifier']} -> {'passed' if row.verdict else 'failed'}")
+    if row.evidence.verifier:
+        out.append(f"verifier: {row.evidence.verifier} -> {'passed' if row.verdict else 'failed'}")
     if row.outcome == Outcome.FALSE_ACCEPT.value and row.reason:
         out.append(f"why it was missed: {row.reason}")
     diffs = _differences(row)
     if diffs:
         out.append("end state differs from the reference's:")
     for d in diffs:
-        out.append(f"  {d['collection']}: {d['counts']}")
-        out += [f"    added: {short(r)}" for r in d.get("added", [])[:3]]
-        out += [f"    removed: {short(r)}" for r in d.get("removed", [])[:3]]
-        out += [f"    changed {c['key']}: {short(c['fields'])}" for c in d.get("changed", [])[:3]]
-    missing = row.evidence.get("effect_missing") or []
+        out.append(f"  {d.collection}: {d.counts}")
+        out += [f"    added: {short(r)}" for r in d.added[:3]]
+        out += [f"    removed: {short(r)}" for r in d.removed[:3]]
+        out += [f"    changed {c.key}: {short(c.fields)}" for c in d.changed[:3]]
+    missing = row.evidence.effect_missing or []
     if missing:
         out.append(f"missing from the end state (requested by {cell.task}):")
         out += [f"  {g}" for g in missing]
-    if row.evidence.get("traceback"):
-        out.append(str(row.evidence["traceback"]).rstrip())
+    if row.evidence.traceback:
+        out.append(row.evidence.traceback.rstrip())
     return out
 
 

@@ -22,8 +22,7 @@ from multiprocessing.connection import Connection, wait
 from typing import Any, Protocol
 
 from verimut.errors import AuditError
-from verimut.ledger import CellResult
-from verimut.manifest import Cell
+from verimut.records import Cell, CellResult
 from verimut.scorer import Scorer
 
 DEFAULT_TIMEOUT = 300.0
@@ -350,7 +349,7 @@ class _RayScorer:
         import msgspec
 
         from verimut import adapters
-        from verimut.manifest import Manifest
+        from verimut.records import Manifest
 
         os.environ[WORKER_ENV] = "ray"
         # A `module:object` benchmark is found as on the command line: from the caller's directory

@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from verimut.classify import Outcome
+from verimut.records import Outcome
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

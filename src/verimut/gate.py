@@ -26,9 +26,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from verimut.classify import Outcome
 from verimut.errors import AuditError
-from verimut.manifest import Manifest
+from verimut.records import Manifest, Outcome
 from verimut.repair import Report
 from verimut.summary import Summary
 from verimut.swap import Census, suite_of

@@ -22,9 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from verimut import evidence
-from verimut.classify import Outcome
-from verimut.ledger import CellResult
-from verimut.manifest import Cell, Manifest
+from verimut.records import Cell, CellResult, Manifest, Outcome
 
 _FAILURE = (*evidence.CONFIRMED, Outcome.FALSE_REJECT.value)
 _ERROR = (Outcome.ERROR.value, Outcome.CONTROL_FAIL.value)

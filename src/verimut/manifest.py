@@ -1,17 +1,15 @@
-"""The manifest: every cell of an audit, fixed (and hashed) before the first is scored.
+"""The manifest builder: every cell of an audit, fixed (and hashed) before the first is scored.
 
 Building it replays each reference run twice (to find values that differ between
 replays, which are then masked) and runs the idempotence census; then every fault
-family is applied to every reference run. The result is written once, atomically.
+family is applied to every reference run. The model it builds is in `records.py`;
+`store.Store` writes it once, atomically.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -21,85 +19,11 @@ from verimut.benchmark import Benchmark
 from verimut.census import CensusEntry, idempotence
 from verimut.errors import AuditError
 from verimut.faults import CONTROL, FAMILIES, USES_CENSUS, FaultContext, Refusal
+from verimut.pairs import SWAP, grid
 from verimut.pinned import index_values, pin_source, pins
+from verimut.records import ARMS, Cell, Manifest, TaskFacts, cell_id, content_hash
 from verimut.replay import replay
 from verimut.run import Run
-
-MANIFEST = "manifest.json"
-
-
-class Cell(msgspec.Struct, frozen=True):
-    """One (task, family, variant) to score. `run` is None when the family refused."""
-
-    cell_id: str
-    task: str
-    family: str
-    variant: str
-    run: Run | None
-    note: str
-    detail: dict[str, Any] = {}
-
-    @property
-    def is_control(self) -> bool:
-        return self.family == CONTROL
-
-    @property
-    def run_task(self) -> str:
-        """The task whose start the run is replayed from (another task's, in the swap census)."""
-        return str(self.detail.get("run_task", self.task))
-
-
-class TaskFacts(msgspec.Struct, frozen=True):
-    reference: Run
-    census: list[CensusEntry]
-    unpinned: list[str]  # "#i.arg" of written arguments wrong-value leaves alone
-    reference_error: str | None = None
-    # What the reference run changes from the task's clean start (telemetry and masks left out).
-    effect: list[oracle.CollectionDiff] = []
-    start_digest: str = ""  # of the clean start state, to tell tasks with different starts apart
-    # String values the effect writes that the task does not pin (free text, like a message
-    # body the agent composes): another string there is still the requested effect.
-    free_text: list[str] = []
-    # The verifier's checks on the clean start (no action, empty answer): what "initially
-    # failing" means for ProCredit's progress term. Empty when the verifier raised there.
-    initial_checks: dict[str, bool] = {}
-    # A form task's fields, on-form defaults and template values: the form families' census.
-    form: forms.FormFacts | None = None
-
-    @property
-    def writes(self) -> list[str]:
-        """The collections the reference run changes."""
-        return [d.collection for d in self.effect]
-
-
-ARMS = ("fault", "swap")
-
-
-class Manifest(msgspec.Struct, frozen=True):
-    verimut: str
-    benchmark: str
-    version: str
-    provenance: dict[str, str]
-    families: list[str]
-    telemetry: list[str]
-    masks: list[str]
-    tasks: dict[str, TaskFacts]
-    cells: list[Cell]
-    arm: str = "fault"  # "fault": the fault grammar; "swap": the intent-swap census
-    content_hash: str = ""
-
-    @property
-    def ignore(self) -> list[str]:
-        return [*self.telemetry, *self.masks]
-
-
-def cell_id(task: str, family: str, variant: str) -> str:
-    return f"{task}:{family}" if variant == "-" else f"{task}:{family}:{variant}"
-
-
-def _hash(m: Manifest) -> str:
-    body = msgspec.structs.replace(m, content_hash="")
-    return hashlib.sha256(msgspec.json.encode(body, order="sorted")).hexdigest()
 
 
 class References(msgspec.Struct):
@@ -189,8 +113,6 @@ def build(
     arm: str = "fault",
 ) -> Manifest:
     """Enumerate every cell. `tick` is called once per task per phase, for progress."""
-    from verimut import swap  # the swap arm's grid is built from these same facts
-
     if arm not in ARMS:
         raise AuditError(f"unknown arm {arm!r} (known: {', '.join(ARMS)})")
     refs = references(bench, tasks, tick)
@@ -214,52 +136,18 @@ def build(
         )
         tick(task)
     if arm == "swap":
-        cells = swap.grid(facts)
+        cells = grid(facts)  # the swap arm's grid is built from these same facts
 
     m = Manifest(
         verimut=__version__,
         benchmark=bench.name,
         version=bench.version,
         provenance=dict(bench.provenance()),
-        families=list(families) if arm == "fault" else [swap.SWAP],
+        families=list(families) if arm == "fault" else [SWAP],
         telemetry=list(bench.telemetry),
         masks=refs.masks,
         tasks=facts,
         cells=cells,
         arm=arm,
     )
-    return msgspec.structs.replace(m, content_hash=_hash(m))
-
-
-def write(m: Manifest, out: Path) -> None:
-    """Write atomically: a reader sees the old file or the whole new one, never a part."""
-    out.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=out, prefix=".manifest-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(msgspec.json.format(msgspec.json.encode(m, order="sorted")))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, out / MANIFEST)
-    except BaseException:
-        # A half-written temp file would make the directory look like a stranger's next time.
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def read(out: Path) -> Manifest:
-    path = out / MANIFEST
-    try:
-        m = msgspec.json.decode(path.read_bytes(), type=Manifest)
-    except FileNotFoundError:
-        raise AuditError(f"{out} is not a verimut output: it has no {MANIFEST}") from None
-    except (msgspec.DecodeError, msgspec.ValidationError) as e:
-        raise AuditError(f"{path} is not a readable verimut manifest: {e}") from None
-    if m.verimut != __version__:
-        raise AuditError(
-            f"{path} was written by verimut {m.verimut}, and this is {__version__}: "
-            "choose another --out, or remove that directory to audit afresh"
-        )
-    if _hash(m) != m.content_hash:
-        raise AuditError(f"{path} was modified after it was written (its content hash does not match)")
-    return m
+    return msgspec.structs.replace(m, content_hash=content_hash(m))

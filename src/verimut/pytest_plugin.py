@@ -23,8 +23,7 @@ import pytest
 
 if TYPE_CHECKING:
     from verimut.benchmark import Benchmark
-    from verimut.ledger import CellResult
-    from verimut.manifest import Cell, Manifest
+    from verimut.records import Cell, CellResult, Manifest
     from verimut.summary import Summary
 
 
@@ -57,6 +56,7 @@ class Audit:
         false accept (not allowed) with its edit, the run, and every record that differs.
         """
         from verimut import evidence, gate
+        from verimut.store import SUMMARY_MD, Store
         from verimut.summary import LOWER_BOUND
 
         allowed = list(allow)
@@ -83,7 +83,7 @@ class Audit:
         for cell, row in found:
             head, _cell, *rest = evidence.lines(cell, row)
             lines += [f"{cell.cell_id}: {head}", *(f"  {line}" for line in rest), ""]
-        lines += [f"report: {self.directory / 'summary.md'}", LOWER_BOUND]
+        lines += [f"report: {Store(self.directory).path(SUMMARY_MD)}", LOWER_BOUND]
         pytest.fail("\n".join(lines), pytrace=False)
 
     def assert_no_false_accepts(self, allow: Iterable[str] = ()) -> None:
@@ -104,9 +104,10 @@ def run_audit(
     timeout: float = 300.0,
 ) -> Audit:
     """Audit `benchmark` into `out` (resuming, as the command line does) and return the result."""
-    from verimut import adapters, ledger, manifest
+    from verimut import adapters
     from verimut import audit as audit_mod
     from verimut import executor as executor_mod
+    from verimut.store import Store
 
     bench = adapters.load(benchmark, version) if isinstance(benchmark, str) else benchmark
     # Ray's actors load the adapter by name (the pool forks, so an object does there).
@@ -120,7 +121,8 @@ def run_audit(
         )
     finally:
         runner.close()
-    return Audit(summary, out, manifest.read(out), ledger.Ledger(out).read())
+    store = Store(out)
+    return Audit(summary, out, store.read_manifest(), store.rows())
 
 
 @pytest.fixture

@@ -22,11 +22,10 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from verimut import ledger as ledger_mod
-from verimut import manifest as manifest_mod
-from verimut.classify import Outcome
 from verimut.errors import AuditError
 from verimut.faults import CONTROL
+from verimut.records import Outcome
+from verimut.store import Store
 
 COLUMNS = ("system", "split", "score")
 ENVELOPE = 0.95
@@ -196,10 +195,11 @@ def read_scores(path: Path) -> list[Row]:
 
 def budget_from_audit(directory: Path) -> Budget:
     """Error budgets counted per task (a template, in AgentDojo), as the paper counts generators, not cells."""
-    m = manifest_mod.read(directory)
+    store = Store(directory)
+    m = store.read_manifest()
     if m.arm != "fault":
         raise AuditError(f"{directory} is an intent-swap census; rank needs a fault-arm audit (verimut audit)")
-    rows = ledger_mod.Ledger(directory).read()
+    rows = store.rows()
     unscored = sum(c.cell_id not in rows for c in m.cells)
     if unscored:
         # A half-scored audit would give a budget from whichever cells happened to finish first.

@@ -34,14 +34,13 @@ import msgspec
 
 from verimut import oracle
 from verimut.benchmark import Benchmark, Verdict
-from verimut.classify import Outcome, classify
+from verimut.classify import classify
 from verimut.errors import AuditError
-from verimut.ledger import CellResult
-from verimut.manifest import Manifest
+from verimut.records import CellResult, Manifest, Outcome
 from verimut.replay import Replayer, replay
 from verimut.run import Run
+from verimut.store import Store
 
-REPAIR = "repair"
 MODULE = "repaired_verifiers.py"
 
 
@@ -184,7 +183,7 @@ def synthesize(
             if failed:
                 fix.caught[row.cell_id] = failed
             else:
-                where = ", ".join(str(d["collection"]) for d in row.evidence.get("differs_from_reference", []))
+                where = ", ".join(d.collection for d in row.evidence.differs_from_reference or [])
                 fix.unrepaired[row.cell_id] = (
                     f"differs from the reference only in values of what the reference writes ({where}): "
                     "a postcondition gap (the verifier does not check that value), not a frame condition"
@@ -326,7 +325,7 @@ def regrade(bench: Benchmark, m: Manifest, rows: Mapping[str, CellResult], modul
             same_as_reference=same,
         )
         failed = failures(module.CHECKS.get(cell.task, []), done.start, done.end, m.ignore)
-        out.append(Regrade(cell.cell_id, cell.task, cell.family, row.outcome, after.value, failed))
+        out.append(Regrade(cell.cell_id, cell.task, cell.family, row.outcome.value, after.value, failed))
     return out
 
 
@@ -401,18 +400,14 @@ def markdown(r: Report) -> str:
     return "\n".join(lines)
 
 
-def run(bench: Benchmark, m: Manifest, rows: Mapping[str, CellResult], out: Path) -> Report:
-    """Synthesize, write the module, regrade every cell, write the report. `out`: the audit's directory."""
+def run(bench: Benchmark, m: Manifest, rows: Mapping[str, CellResult], store: Store) -> Report:
+    """Synthesize, write the module, regrade every cell, write the report under the audit's repair/."""
     if m.arm != "fault":
-        raise AuditError(f"{out} holds a swap census; repair works on a fault-arm audit (verimut audit)")
-    fas = [r for r in rows.values() if r.outcome == Outcome.FALSE_ACCEPT.value]
+        raise AuditError(f"{store} holds a swap census; repair works on a fault-arm audit (verimut audit)")
+    fas = [r for r in rows.values() if r.outcome == Outcome.FALSE_ACCEPT]
     repairs = synthesize(m, ends_of(bench, m, [r.cell_id for r in fas]), fas)
-    folder = out / REPAIR
-    folder.mkdir(exist_ok=True)
-    path = folder / MODULE
-    path.write_text(module_source(m, repairs))
+    path = store.write_repair(MODULE, module_source(m, repairs))
     graded = regrade(bench, m, rows, load_module(path))
     r = report(m, repairs, graded, path)
-    (folder / "summary.json").write_bytes(msgspec.json.format(msgspec.json.encode(r)))
-    (folder / "summary.md").write_text(markdown(r))
+    store.write_repair_summary(r, markdown(r))
     return r

@@ -5,7 +5,7 @@ swap census's i x j matrix per suite (rungs marked), a repair's before/after cou
 provenance. One level down: every confirmed false accept (and false reject) with its evidence
 (`cell_view.CellView`). Everything is inline (CSS, one small script, the figures as PNG data
 URIs), so opening the file makes no request. Built from the directory's manifest, ledger,
-rewards.json, runs.jsonl and repair/summary.json alone, so `verimut report DIR` rebuilds it.
+rewards file, run log and repair summary alone (`store.Store`), so `verimut report DIR` rebuilds it.
 """
 
 from __future__ import annotations
@@ -18,18 +18,14 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
-import msgspec
 
-from verimut import cell_view, figures, manifest, rewards
+from verimut import cell_view, figures, rewards
 from verimut import summary as summary_mod
 from verimut import swap as swap_mod
-from verimut.classify import Outcome
 from verimut.faults import CONTROL
-from verimut.ledger import CellResult, Ledger, RunRecord, read_runs
-from verimut.manifest import Manifest
+from verimut.records import CellResult, Manifest, Outcome, RunRecord
+from verimut.store import RUNS, Store
 
-REPORT = "report.html"
-REPAIR_SUMMARY = Path("repair") / "summary.json"
 FA, FR = Outcome.FALSE_ACCEPT.value, Outcome.FALSE_REJECT.value
 
 
@@ -45,17 +41,10 @@ def _env() -> jinja2.Environment:
     )
 
 
-def _read_json(path: Path) -> Any:
-    try:
-        return msgspec.json.decode(path.read_bytes())
-    except (FileNotFoundError, msgspec.DecodeError):
-        return None
-
-
 def when(runs: list[RunRecord]) -> dict[str, str]:
     """Date and wall time from the run log (pure)."""
     if not runs:
-        return {"date": "not recorded", "wall time": "not recorded (this output predates runs.jsonl)"}
+        return {"date": "not recorded", "wall time": "not recorded (this output predates " + RUNS + ")"}
     first = datetime.fromisoformat(runs[0].started)
     last = runs[-1]
     ended = datetime.fromisoformat(last.started) + timedelta(seconds=last.wall_seconds)
@@ -161,8 +150,8 @@ def _swap_context(m: Manifest, rows: Mapping[str, CellResult], c: swap_mod.Censu
     }
 
 
-def _repair(out: Path) -> dict[str, Any] | None:
-    r = _read_json(out / REPAIR_SUMMARY)
+def _repair(store: Store) -> dict[str, Any] | None:
+    r = store.repair_summary()
     if not isinstance(r, dict) or "now_rejected" not in r:
         return None
     return r
@@ -177,18 +166,12 @@ def repair_verdicts(repair: Mapping[str, Any] | None) -> dict[str, str]:
     return said
 
 
-def cell_rewards(out: Path) -> dict[str, dict[str, float]]:
-    """rewards.json: every graded cell's reward per formula (empty for a swap census, or before scoring)."""
-    found = _read_json(out / summary_mod.REWARDS)
-    return found if isinstance(found, dict) else {}
-
-
-def context(out: Path, m: Manifest, rows: Mapping[str, CellResult], result: Any) -> dict[str, Any]:
+def context(store: Store, m: Manifest, rows: Mapping[str, CellResult], result: Any) -> dict[str, Any]:
     """Everything the page shows, as plain data."""
-    rewards = cell_rewards(out)
+    rewards = store.rewards()
     by_id = {c.cell_id: c for c in m.cells}
     swap = m.arm == swap_mod.SWAP
-    repair = None if swap else _repair(out)
+    repair = None if swap else _repair(store)
     if swap:
         shown = [a["cell_id"] for a in result.false_accepts]
         rejects: list[str] = []
@@ -198,14 +181,14 @@ def context(out: Path, m: Manifest, rows: Mapping[str, CellResult], result: Any)
     return {
         "title": f"verimut {'intent-swap census' if swap else 'audit'}: {m.benchmark} {m.version}",
         "swap": swap,
-        "directory": str(out),
+        "directory": str(store.directory),
         "note": result.note,
         "unscored": result.cells - result.scored,
         "findings": [cell_view.view(m, by_id[cid], rows.get(cid), rewards) for cid in shown],
         "rejects": [cell_view.view(m, by_id[cid], rows.get(cid), rewards) for cid in rejects],
         "acceptances": len(result.acceptances) if swap else None,
         "control_failures": result.control_failures,
-        "provenance": provenance(m, result, read_runs(out)),
+        "provenance": provenance(m, result, store.runs()),
         "repair": repair,
         "repaired": repair_verdicts(repair),
         "fault": None if swap else _fault_context(m, rows, result),
@@ -217,20 +200,16 @@ def render(ctx: Mapping[str, Any]) -> str:
     return _env().get_template("report.html.j2").render(**ctx)
 
 
-def rebuild(out: Path) -> Path:
+def rebuild(store: Store) -> Path:
     """Rebuild the page from what DIR holds (after `verimut repair`, which adds its counts)."""
-    m = manifest.read(out)
-    rows = Ledger(out).read()
-    prior = _read_json(out / "summary.json")
+    m = store.read_manifest()
+    rows = store.rows()
+    prior = store.summary()
     c = prior.get("rewards", {}).get("procredit_c", rewards.DEFAULT_C) if isinstance(prior, dict) else rewards.DEFAULT_C
     result = swap_mod.build(m, rows) if m.arm == swap_mod.SWAP else summary_mod.build(m, rows, c)
-    return write(out, m, rows, result)
+    return write(store, m, rows, result)
 
 
-def write(out: Path, m: Manifest, rows: Mapping[str, CellResult], result: Any) -> Path:
+def write(store: Store, m: Manifest, rows: Mapping[str, CellResult], result: Any) -> Path:
     """Write DIR/report.html (atomically: a reader never sees half a page)."""
-    path = out / REPORT
-    tmp = path.with_suffix(".html.tmp")
-    tmp.write_text(render(context(out, m, rows, result)))
-    tmp.replace(path)
-    return path
+    return store.write_report(render(context(store, m, rows, result)))

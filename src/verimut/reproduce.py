@@ -23,9 +23,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, NamedTuple
 
+# The store's file names (verimut.store), written out again: this script runs from an archive with
+# the standard library only, so it cannot import them. tests/test_layering.py checks they agree.
 MANIFEST, LEDGER, SUMMARY = "manifest.json", "cells.jsonl", "summary.json"
 CONTROL = "control"
-# The outcome names the rules need (verimut's classify.Outcome). Counts are taken over
+# The outcome names the rules need (verimut's records.Outcome). Counts are taken over
 # whatever outcome names the ledger holds, so an unknown name shows up as a mismatch.
 CONTROL_PASS, FALSE_ACCEPT, FALSE_REJECT, REJECTED = "control_pass", "false_accept", "false_reject", "rejected"
 ACCEPTED = ("accepted_effect_present", "accepted_effect_absent")

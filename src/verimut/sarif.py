@@ -23,8 +23,7 @@ import msgspec
 
 from verimut import __version__, evidence
 from verimut.faults import FAMILIES
-from verimut.ledger import CellResult
-from verimut.manifest import Cell, Manifest
+from verimut.records import Cell, CellResult, Manifest
 from verimut.swap import SWAP
 
 SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"

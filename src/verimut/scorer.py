@@ -4,23 +4,21 @@ from __future__ import annotations
 
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
 
 from verimut import oracle
 from verimut.benchmark import Benchmark, Verdict
-from verimut.classify import Outcome, classify, classify_swap
+from verimut.classify import classify, classify_swap
 from verimut.errors import AuditError, BenchmarkCrash
-from verimut.ledger import CellResult
-from verimut.manifest import Cell, Manifest
+from verimut.records import Cell, CellResult, Difference, Evidence, Manifest, Outcome
 from verimut.replay import Replayer
 from verimut.run import Run
 
-
-def _evidence_of(diffs: Sequence[oracle.CollectionDiff]) -> list[dict[str, Any]]:
-    return [{"counts": d.counts(), **msgspec.to_builtins(d)} for d in diffs]
+# What scoring found so far, by `Evidence` field: gathered step by step, then made one record.
+Found = dict[str, Any]
 
 
 class Scorer:
@@ -38,18 +36,16 @@ class Scorer:
             self._reference_end[task] = self.replayer.reference_end(task)
         return self._reference_end[task]
 
-    def _row(
-        self, cell: Cell, outcome: Outcome, verdict: bool | None, evidence: dict[str, Any], **kw: Any
-    ) -> CellResult:
+    def _row(self, cell: Cell, outcome: Outcome, verdict: bool | None, evidence: Found, **kw: Any) -> CellResult:
         return CellResult(
             cell_id=cell.cell_id,
             benchmark=self.manifest.benchmark,
             task=cell.task,
             family=cell.family,
             variant=cell.variant,
-            outcome=outcome.value,
+            outcome=outcome,
             verdict=verdict,
-            evidence={"edit": cell.note, **({"detail": cell.detail} if cell.detail else {}), **evidence},
+            evidence=Evidence(edit=cell.note, detail=cell.detail, **evidence),
             **kw,
         )
 
@@ -84,8 +80,8 @@ class Scorer:
                 return self._row(cell, Outcome.INCOMPLETE, None, {"error": error}, reason=error)
         vs_reference = oracle.compare(reference_end, done.end, self.ignore)
         vs_start = oracle.compare(done.start, done.end, self.ignore)
-        evidence: dict[str, Any] = {
-            "differs_from_reference": _evidence_of(vs_reference),
+        evidence: Found = {
+            "differs_from_reference": [Difference.of(d) for d in vs_reference],
             "changed_from_start": {d.collection: d.counts() for d in vs_start},
         }
         if done.failed_at is not None:  # a control whose own action raised: say so beside its verdict
@@ -116,7 +112,7 @@ class Scorer:
                 f"{self.manifest.benchmark} cannot grade one task's run with another's verifier (no verify_as)"
             )
         done = self.replayer.replay(cell.run_task, run)
-        evidence: dict[str, Any] = {"run_task": cell.run_task, "rung": cell.detail.get("rung")}
+        evidence: Found = {"run_task": cell.run_task, "rung": cell.detail.get("rung")}
         if done.failed_at is not None:
             error = f"action #{done.failed_at} {run.actions[done.failed_at].describe()} raised: {done.steps[-1].error}"
             return self._row(cell, Outcome.INCOMPLETE, None, {**evidence, "error": error}, reason=error)
@@ -138,7 +134,7 @@ class Scorer:
         return self._row(cell, outcome, verdict.passed, evidence, reason=reason)
 
     @staticmethod
-    def _verdict(call: Callable[[], Verdict], evidence: dict[str, Any]) -> Verdict | str:
+    def _verdict(call: Callable[[], Verdict], evidence: Found) -> Verdict | str:
         """Call the verifier; record what it said in `evidence`. A string is why it raised."""
         try:
             verdict = call()

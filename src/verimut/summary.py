@@ -8,19 +8,16 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import msgspec
 
 from verimut import rewards
-from verimut.classify import Outcome
 from verimut.faults import CONTROL
-from verimut.ledger import CellResult
-from verimut.manifest import Cell, Manifest
+from verimut.records import Cell, CellResult, Manifest, Outcome
+from verimut.store import Store
 
 OUTCOMES = [o.value for o in Outcome]
-REWARDS = "rewards.json"  # every graded cell's reward under every formula
 LOWER_BOUND = (
     "This audit is a lower bound: it finds only what a planted edit causes and the end-state "
     "check sees. A zero means none found, not none exists."
@@ -59,7 +56,7 @@ def checks_of(row: CellResult) -> dict[str, bool]:
     """The verifier's checks for a scored row: its own list, or the one verdict."""
     if row.verdict is None:
         return {}
-    return dict(row.evidence.get("checks") or {"verdict": row.verdict})
+    return dict(row.evidence.checks or {"verdict": row.verdict})
 
 
 def cell_rewards(m: Manifest, rows: Mapping[str, CellResult], c: float) -> dict[str, dict[str, float]]:
@@ -93,8 +90,9 @@ def _finding(cell: Cell, row: CellResult) -> dict[str, Any]:
         "family": row.family,
         "edit": cell.note,
         "edited_run": [a.describe() for a in cell.run.actions] if cell.run else [],
-        "verifier": row.evidence.get("verifier"),
-        "differs_from_reference": row.evidence.get("differs_from_reference", []),
+        "verifier": row.evidence.verifier,
+        # As plain data: the summary's findings are read by key, here and in its JSON.
+        "differs_from_reference": msgspec.to_builtins(row.evidence.differs_from_reference or []),
         "why_missed": row.reason,
     }
 
@@ -116,15 +114,13 @@ def build(m: Manifest, rows: Mapping[str, CellResult], c: float = rewards.DEFAUL
         scored=len(rows),
         counts={fam: {o: c[o] for o in OUTCOMES if c[o]} for fam, c in counts.items()},
         false_accepts=[
-            {**_finding(cell, r), **_worth(m, rows, r, c)}
-            for cell, r in ordered
-            if r.outcome == Outcome.FALSE_ACCEPT.value
+            {**_finding(cell, r), **_worth(m, rows, r, c)} for cell, r in ordered if r.outcome == Outcome.FALSE_ACCEPT
         ],
-        false_rejects=[_finding(cell, r) for cell, r in ordered if r.outcome == Outcome.FALSE_REJECT.value],
+        false_rejects=[_finding(cell, r) for cell, r in ordered if r.outcome == Outcome.FALSE_REJECT],
         control_failures=[
             {"cell_id": r.cell_id, "outcome": r.outcome, "reason": r.reason}
             for _, r in ordered
-            if r.family == CONTROL and r.outcome != Outcome.CONTROL_PASS.value
+            if r.family == CONTROL and r.outcome != Outcome.CONTROL_PASS
         ],
         masked=m.masks,
         telemetry=m.telemetry,
@@ -224,14 +220,8 @@ def left_out(telemetry: list[str], masked: list[str]) -> list[str]:
     ]
 
 
-def save(report: Any, text: str, out: Path) -> None:
-    """summary.json (the report, for machines) and summary.md (the text, for people)."""
-    (out / "summary.json").write_bytes(msgspec.json.format(msgspec.json.encode(report)))
-    (out / "summary.md").write_text(text)
-
-
-def write(m: Manifest, rows: Mapping[str, CellResult], out: Path, c: float = rewards.DEFAULT_C) -> Summary:
+def write(m: Manifest, rows: Mapping[str, CellResult], store: Store, c: float = rewards.DEFAULT_C) -> Summary:
     s = build(m, rows, c)
-    save(s, markdown(s), out)
-    (out / REWARDS).write_bytes(msgspec.json.format(msgspec.json.encode(cell_rewards(m, rows, c), order="sorted")))
+    store.write_summary(s, markdown(s))
+    store.write_rewards(cell_rewards(m, rows, c))
     return s

@@ -26,26 +26,33 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import msgspec
 
 from verimut import summary
-from verimut.classify import Outcome
 from verimut.faults import CONTROL
-from verimut.ledger import CellResult
-from verimut.manifest import Cell, Manifest, TaskFacts, cell_id
-from verimut.run import Run
+from verimut.pairs import RUNGS, SWAP, grid, rung, suite_of
+from verimut.records import Cell, CellResult, Manifest, Outcome
+from verimut.store import Store
 
-SWAP = "swap"
-RUNGS = {
-    "0": "Rung-0: twin intent (same calls, other argument values)",
-    "1": "Rung-1: sibling (changes the same collections)",
-    "2": "Rung-2: shared effect models (changed collections overlap)",
-    "3": "Rung-3: disjoint (changed collections do not overlap)",
-    "read-only": "Read-only (one of the two reference runs changes nothing)",
-}
+# The grid and its rungs live in pairs.py, so the manifest builder need not import this module;
+# they are named here too, as parts of the census.
+__all__ = [
+    "ACCEPTED",
+    "NOTE",
+    "RUNGS",
+    "SWAP",
+    "VALID",
+    "Census",
+    "build",
+    "grid",
+    "markdown",
+    "rung",
+    "suite_of",
+    "write",
+]
+
 ACCEPTED = (Outcome.ACCEPTED_EFFECT_PRESENT.value, Outcome.ACCEPTED_EFFECT_ABSENT.value)
 # Cells whose verdict counts toward "valid cells" (the paper's denominator).
 VALID = (Outcome.REJECTED.value, *ACCEPTED)
@@ -54,64 +61,6 @@ NOTE = (
     "state lacks the verifier's own task's requested effect (accepted, effect absent). "
     "This census is a lower bound: a zero means none found, not none exists."
 )
-
-
-def suite_of(task: str) -> str:
-    return task.split("/", 1)[0] if "/" in task else ""
-
-
-def rung(i: TaskFacts, j: TaskFacts) -> tuple[str, str]:
-    """The rung of grading j's reference run with i's verifier, and why (pure)."""
-    a, b = i.reference.actions, j.reference.actions
-    if [x.name for x in a] == [y.name for y in b]:
-        differ = [
-            f"#{n}.{k}"
-            for n, (x, y) in enumerate(zip(a, b))
-            for k in sorted(set(x.args) | set(y.args))
-            if x.args.get(k, ...) != y.args.get(k, ...)
-        ]
-        if differ:
-            return "0", f"same {len(a)} call(s); argument values differ at {', '.join(differ)}"
-        return "0", f"same {len(a)} call(s) with the same arguments; the tasks differ in their answer"
-    wi, wj = set(i.writes), set(j.writes)
-    if not wi and not wj:
-        return "read-only", "neither reference run changes anything"
-    if not wi or not wj:
-        return "read-only", f"the reference run of task {'i' if not wi else 'j'} changes nothing"
-    if wi == wj:
-        return "1", f"both change {', '.join(sorted(wi))}"
-    if wi & wj:
-        return "2", f"both change {', '.join(sorted(wi & wj))}"
-    return "3", f"i changes {', '.join(sorted(wi))}; j changes {', '.join(sorted(wj))}"
-
-
-def _start(i: str, j: str, facts: Mapping[str, TaskFacts]) -> str:
-    same = facts[i].start_digest == facts[j].start_digest
-    return f"the run is replayed from {j}'s clean start, which the verifier also gets as its start state; " + (
-        f"{i}'s own clean start is identical" if same else f"{i}'s own clean start DIFFERS from it"
-    )
-
-
-def grid(facts: Mapping[str, TaskFacts]) -> list[Cell]:
-    """Every ordered pair within each suite, grouped by the run (j), diagonal first in its group."""
-    suites: dict[str, list[str]] = {}
-    for task in facts:
-        suites.setdefault(suite_of(task), []).append(task)
-    cells: list[Cell] = []
-    for tasks in suites.values():
-        for j in tasks:
-            run: Run = facts[j].reference
-            cells.append(Cell(cell_id(j, CONTROL, "-"), j, CONTROL, "-", run, "the unedited reference run"))
-            for i in tasks:
-                if i == j:
-                    continue
-                r, why = rung(facts[i], facts[j])
-                detail = {"run_task": j, "rung": r, "rung_reason": why, "start": _start(i, j, facts)}
-                note = f"the reference run of {j}, with its own answer, graded by the verifier of {i}"
-                cells.append(
-                    Cell(cell_id(i, SWAP, j.rsplit("/", 1)[-1]), i, SWAP, j.rsplit("/", 1)[-1], run, note, detail)
-                )
-    return cells
 
 
 class Census(msgspec.Struct):
@@ -191,9 +140,9 @@ def _acceptance(m: Manifest, cell: Cell, row: CellResult) -> dict[str, Any]:
         "rung": cell.detail["rung"],
         "rung_reason": cell.detail["rung_reason"],
         "outcome": row.outcome,
-        "verifier": row.evidence.get("verifier"),
-        "effect_missing": row.evidence.get("effect_missing", []),
-        "effect_free_text_differs": row.evidence.get("effect_free_text_differs", []),
+        "verifier": row.evidence.verifier,
+        "effect_missing": row.evidence.effect_missing or [],
+        "effect_free_text_differs": row.evidence.effect_free_text_differs or [],
         "requests_no_change": not m.tasks[cell.task].effect,
         "run": [a.describe() for a in cell.run.actions] if cell.run else [],
         "answer": cell.run.answer if cell.run else "",
@@ -271,7 +220,7 @@ def markdown(c: Census) -> str:
     return "\n".join(lines)
 
 
-def write(m: Manifest, rows: Mapping[str, CellResult], out: Path) -> Census:
+def write(m: Manifest, rows: Mapping[str, CellResult], store: Store) -> Census:
     c = build(m, rows)
-    summary.save(c, markdown(c), out)
+    store.write_summary(c, markdown(c))
     return c

@@ -1,0 +1,80 @@
+"""The intent-swap census's grid: every ordered pair of a suite's tasks, and the rung of each.
+
+Read off the manifest's task facts alone, so the manifest builder makes the grid without
+importing the census's summary (`swap.py`), which reads manifests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from verimut.faults import CONTROL
+from verimut.records import Cell, TaskFacts, cell_id
+from verimut.run import Run
+
+SWAP = "swap"
+RUNGS = {
+    "0": "Rung-0: twin intent (same calls, other argument values)",
+    "1": "Rung-1: sibling (changes the same collections)",
+    "2": "Rung-2: shared effect models (changed collections overlap)",
+    "3": "Rung-3: disjoint (changed collections do not overlap)",
+    "read-only": "Read-only (one of the two reference runs changes nothing)",
+}
+
+
+def suite_of(task: str) -> str:
+    return task.split("/", 1)[0] if "/" in task else ""
+
+
+def rung(i: TaskFacts, j: TaskFacts) -> tuple[str, str]:
+    """The rung of grading j's reference run with i's verifier, and why (pure)."""
+    a, b = i.reference.actions, j.reference.actions
+    if [x.name for x in a] == [y.name for y in b]:
+        differ = [
+            f"#{n}.{k}"
+            for n, (x, y) in enumerate(zip(a, b))
+            for k in sorted(set(x.args) | set(y.args))
+            if x.args.get(k, ...) != y.args.get(k, ...)
+        ]
+        if differ:
+            return "0", f"same {len(a)} call(s); argument values differ at {', '.join(differ)}"
+        return "0", f"same {len(a)} call(s) with the same arguments; the tasks differ in their answer"
+    wi, wj = set(i.writes), set(j.writes)
+    if not wi and not wj:
+        return "read-only", "neither reference run changes anything"
+    if not wi or not wj:
+        return "read-only", f"the reference run of task {'i' if not wi else 'j'} changes nothing"
+    if wi == wj:
+        return "1", f"both change {', '.join(sorted(wi))}"
+    if wi & wj:
+        return "2", f"both change {', '.join(sorted(wi & wj))}"
+    return "3", f"i changes {', '.join(sorted(wi))}; j changes {', '.join(sorted(wj))}"
+
+
+def _start(i: str, j: str, facts: Mapping[str, TaskFacts]) -> str:
+    same = facts[i].start_digest == facts[j].start_digest
+    return f"the run is replayed from {j}'s clean start, which the verifier also gets as its start state; " + (
+        f"{i}'s own clean start is identical" if same else f"{i}'s own clean start DIFFERS from it"
+    )
+
+
+def grid(facts: Mapping[str, TaskFacts]) -> list[Cell]:
+    """Every ordered pair within each suite, grouped by the run (j), diagonal first in its group."""
+    suites: dict[str, list[str]] = {}
+    for task in facts:
+        suites.setdefault(suite_of(task), []).append(task)
+    cells: list[Cell] = []
+    for tasks in suites.values():
+        for j in tasks:
+            run: Run = facts[j].reference
+            cells.append(Cell(cell_id(j, CONTROL, "-"), j, CONTROL, "-", run, "the unedited reference run"))
+            for i in tasks:
+                if i == j:
+                    continue
+                r, why = rung(facts[i], facts[j])
+                detail = {"run_task": j, "rung": r, "rung_reason": why, "start": _start(i, j, facts)}
+                note = f"the reference run of {j}, with its own answer, graded by the verifier of {i}"
+                cells.append(
+                    Cell(cell_id(i, SWAP, j.rsplit("/", 1)[-1]), i, SWAP, j.rsplit("/", 1)[-1], run, note, detail)
+                )
+    return cells

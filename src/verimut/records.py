@@ -1,0 +1,187 @@
+"""The typed records of an output directory: the manifest, the ledger's rows and their evidence, the run log.
+
+Pure data, no I/O: `store.Store` reads and writes them, every other module reads their
+attributes. Readers and writers share these classes, so a key the scorer writes is a field a
+report reads, checked by mypy rather than by a string matching at run time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from enum import StrEnum
+from typing import Any
+
+import msgspec
+
+from verimut import forms, oracle
+from verimut.census import CensusEntry
+from verimut.faults import CONTROL
+from verimut.run import Run
+
+
+class Outcome(StrEnum):
+    # A StrEnum (not `str, Enum`) so f-strings and templates print the value, as the ledger stores it.
+    CONTROL_PASS = "control_pass"
+    CONTROL_FAIL = "control_fail"
+    REFUSED = "refused"
+    INCOMPLETE = "incomplete"
+    HARMLESS = "harmless"
+    REJECTED = "rejected"
+    FALSE_ACCEPT = "false_accept"
+    FALSE_REJECT = "false_reject"
+    ERROR = "error"
+    # The intent-swap census: another task's correct run, passed by this task's verifier.
+    ACCEPTED_EFFECT_PRESENT = "accepted_effect_present"
+    ACCEPTED_EFFECT_ABSENT = "accepted_effect_absent"
+
+
+# --- the manifest ------------------------------------------------------------------------------
+
+
+class Cell(msgspec.Struct, frozen=True):
+    """One (task, family, variant) to score. `run` is None when the family refused."""
+
+    cell_id: str
+    task: str
+    family: str
+    variant: str
+    run: Run | None
+    note: str
+    detail: dict[str, Any] = {}
+
+    @property
+    def is_control(self) -> bool:
+        return self.family == CONTROL
+
+    @property
+    def run_task(self) -> str:
+        """The task whose start the run is replayed from (another task's, in the swap census)."""
+        return str(self.detail.get("run_task", self.task))
+
+
+class TaskFacts(msgspec.Struct, frozen=True):
+    reference: Run
+    census: list[CensusEntry]
+    unpinned: list[str]  # "#i.arg" of written arguments wrong-value leaves alone
+    reference_error: str | None = None
+    # What the reference run changes from the task's clean start (telemetry and masks left out).
+    effect: list[oracle.CollectionDiff] = []
+    start_digest: str = ""  # of the clean start state, to tell tasks with different starts apart
+    # String values the effect writes that the task does not pin (free text, like a message
+    # body the agent composes): another string there is still the requested effect.
+    free_text: list[str] = []
+    # The verifier's checks on the clean start (no action, empty answer): what "initially
+    # failing" means for ProCredit's progress term. Empty when the verifier raised there.
+    initial_checks: dict[str, bool] = {}
+    # A form task's fields, on-form defaults and template values: the form families' census.
+    form: forms.FormFacts | None = None
+
+    @property
+    def writes(self) -> list[str]:
+        """The collections the reference run changes."""
+        return [d.collection for d in self.effect]
+
+
+ARMS = ("fault", "swap")
+
+
+class Manifest(msgspec.Struct, frozen=True):
+    verimut: str
+    benchmark: str
+    version: str
+    provenance: dict[str, str]
+    families: list[str]
+    telemetry: list[str]
+    masks: list[str]
+    tasks: dict[str, TaskFacts]
+    cells: list[Cell]
+    arm: str = "fault"  # "fault": the fault grammar; "swap": the intent-swap census
+    content_hash: str = ""
+
+    @property
+    def ignore(self) -> list[str]:
+        return [*self.telemetry, *self.masks]
+
+
+def cell_id(task: str, family: str, variant: str) -> str:
+    return f"{task}:{family}" if variant == "-" else f"{task}:{family}:{variant}"
+
+
+def content_hash(m: Manifest) -> str:
+    """The hash a manifest records of itself (computed with its own hash field empty)."""
+    body = msgspec.structs.replace(m, content_hash="")
+    return hashlib.sha256(msgspec.json.encode(body, order="sorted")).hexdigest()
+
+
+# --- the ledger --------------------------------------------------------------------------------
+
+
+class Difference(msgspec.Struct, frozen=True):
+    """One collection's difference, as the ledger records it: the oracle's diff and its one-line count."""
+
+    counts: str
+    collection: str
+    added: list[Any] = []
+    removed: list[Any] = []
+    changed: list[oracle.Change] = []
+    reordered: bool = False
+
+    @classmethod
+    def of(cls, d: oracle.CollectionDiff) -> Difference:
+        # Through plain data, so records hold what the ledger will read back (a snapshot's own
+        # types, e.g. a datetime, become their JSON form here, not only on the way to disk).
+        return msgspec.convert({"counts": d.counts(), **msgspec.to_builtins(d)}, cls)
+
+
+class Evidence(msgspec.Struct, frozen=True, omit_defaults=True):
+    """What a scored cell recorded. A field left at None was not recorded and is not written.
+
+    None (not an empty list) is the default so that an empty list that was recorded, e.g. no
+    difference from the reference, is still written: the ledger says "compared, none found".
+    """
+
+    edit: str  # the cell's note: what the edit did
+    detail: dict[str, Any] = {}  # the cell's detail (a swap cell's run task and rung, ...)
+    # The intent-swap census: whose run this is, and the rung of the pair.
+    run_task: str | None = None
+    rung: str | None = None
+    # The end state against the reference run's end state (fault arm).
+    differs_from_reference: list[Difference] | None = None
+    # collection -> its one-line count, against the clean start.
+    changed_from_start: dict[str, str] | None = None
+    # The verifier's task's requested effect, checked in a swapped run's end state.
+    effect_missing: list[str] | None = None
+    effect_free_text_differs: list[str] | None = None
+    error: str | None = None  # an action of the run raised
+    executor: str | None = None  # the executor could not finish the cell (timeout, dead worker)
+    traceback: str | None = None  # the verifier raised
+    verifier: str | None = None  # the verifier's own message
+    checks: dict[str, bool] | None = None  # its per-check results, when it reports several
+
+
+class CellResult(msgspec.Struct, frozen=True):
+    """One row of the ledger: a scored cell."""
+
+    cell_id: str
+    benchmark: str
+    task: str
+    family: str
+    variant: str
+    outcome: Outcome
+    verdict: bool | None
+    evidence: Evidence
+    reason: str | None = None
+    unscorable: bool = False
+    seconds: float = 0.0
+
+
+# --- the run log -------------------------------------------------------------------------------
+
+
+class RunRecord(msgspec.Struct, frozen=True):
+    """One `audit`/`swap` invocation on a directory (a resumed run adds one)."""
+
+    started: str  # ISO 8601, UTC
+    wall_seconds: float
+    scored: int  # cells scored by this invocation (0 when it only resumed a finished run)
+    arm: str

@@ -1,0 +1,249 @@
+"""The results store: one object that owns an output directory and every file in it.
+
+    manifest.json       every cell, fixed (and hashed) before the first is scored; written once, atomically
+    cells.jsonl         the ledger: one JSON object per scored cell, appended as each finishes
+    cells.jsonl.torn    the bytes of a torn last line, kept when a resumed run drops it
+    runs.jsonl          one line per `audit`/`swap` invocation (when, and for how long on the wall clock)
+    summary.json/.md    the summary, for machines and for people (derived: rebuilt by `verimut report`)
+    rewards.json        every graded cell's reward under every formula (derived)
+    report.html         the page (derived)
+    repair/             `verimut repair`'s module and its summary.json/.md
+
+The ledger has one writer, which appends whole lines with a single write and fsyncs each, so a
+run killed at any moment leaves at most one torn line, at the very end. Only the path that is
+about to append (`resume`) repairs such a tail; readers (`rows`) skip it and change nothing.
+Derived files are written atomically (temp file, fsync, rename): a reader sees the old file or
+the whole new one. No other module names these files: `reproduce.py` alone keeps its own
+names, because it runs standalone from an archive without verimut installed.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from verimut import __version__
+from verimut.errors import AuditError
+from verimut.records import CellResult, Manifest, RunRecord, content_hash
+
+MANIFEST = "manifest.json"
+LEDGER = "cells.jsonl"
+TORN = "cells.jsonl.torn"
+RUNS = "runs.jsonl"
+SUMMARY_JSON = "summary.json"
+SUMMARY_MD = "summary.md"
+REWARDS = "rewards.json"
+REPORT = "report.html"
+REPAIR = "repair"
+
+_decoder = msgspec.json.Decoder(CellResult)
+_encoder = msgspec.json.Encoder()
+
+
+def encode_json(value: Any, *, order: Any = None) -> bytes:
+    """A derived file's bytes: indented JSON, as every derived file is written."""
+    return msgspec.json.format(msgspec.json.encode(value, order=order))
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write `path` so that a reader sees the old file or the whole new one, never a part."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-", suffix=".tmp")
+    try:
+        # mkstemp makes the file private; a derived file is as readable as the ledger beside it.
+        os.fchmod(fd, 0o644)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        # A half-written temp file left behind would make the directory look like a stranger's next time.
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class Appender:
+    """The ledger's one writer: whole lines, one write and one fsync each."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+
+    def append(self, row: CellResult) -> None:
+        if self._fd is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        os.write(self._fd, _encoder.encode(row) + b"\n")
+        os.fsync(self._fd)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+class Store:
+    """An output directory: its manifest, ledger, run log and derived files."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    def __str__(self) -> str:
+        return str(self.directory)
+
+    def path(self, name: str) -> Path:
+        return self.directory / name
+
+    @property
+    def ledger_path(self) -> Path:
+        return self.directory / LEDGER
+
+    @property
+    def repair_dir(self) -> Path:
+        return self.directory / REPAIR
+
+    # --- the manifest ----------------------------------------------------------------------------
+
+    def has_manifest(self) -> bool:
+        return (self.directory / MANIFEST).exists()
+
+    def check_usable(self) -> None:
+        """Refuse a --out that is a file, or a non-empty directory that is not a verimut output."""
+        out = self.directory
+        if out.exists() and not out.is_dir():
+            raise AuditError(f"--out {out} is a file, not a directory")
+        if out.is_dir() and any(out.iterdir()) and not self.has_manifest():
+            raise AuditError(f"{out} is not a verimut output (no {MANIFEST}) and is not empty; choose another --out")
+
+    def write_manifest(self, m: Manifest) -> None:
+        atomic_write(self.directory / MANIFEST, encode_json(m, order="sorted"))
+
+    def read_manifest(self) -> Manifest:
+        path = self.directory / MANIFEST
+        try:
+            m = msgspec.json.decode(path.read_bytes(), type=Manifest)
+        except FileNotFoundError:
+            raise AuditError(f"{self.directory} is not a verimut output: it has no {MANIFEST}") from None
+        except (msgspec.DecodeError, msgspec.ValidationError) as e:
+            raise AuditError(f"{path} is not a readable verimut manifest: {e}") from None
+        if m.verimut != __version__:
+            raise AuditError(
+                f"{path} was written by verimut {m.verimut}, and this is {__version__}: "
+                "choose another --out, or remove that directory to audit afresh"
+            )
+        if content_hash(m) != m.content_hash:
+            raise AuditError(f"{path} was modified after it was written (its content hash does not match)")
+        return m
+
+    # --- the ledger ------------------------------------------------------------------------------
+
+    def _parse(self) -> tuple[dict[str, CellResult], bytes, bytes]:
+        """Every whole row by id, the ledger's bytes, and its torn tail (empty unless a write was cut)."""
+        path = self.ledger_path
+        if not path.exists():
+            return {}, b"", b""
+        data = path.read_bytes()
+        rows: dict[str, CellResult] = {}
+        lines = data.split(b"\n")
+        tail = lines.pop()  # after the last newline
+        for n, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                row = _decoder.decode(line)
+            except (msgspec.DecodeError, msgspec.ValidationError) as e:
+                raise AuditError(f"{path}: line {n} is not a cell record ({e}); fix or remove that line") from None
+            rows[row.cell_id] = row
+        return rows, data, tail if tail.strip() else b""
+
+    def rows(self) -> dict[str, CellResult]:
+        """Every recorded cell by id, changing nothing: a torn last line is skipped; any other bad line refused."""
+        return self._parse()[0]
+
+    def resume(self) -> dict[str, CellResult]:
+        """`rows`, and before appending to the ledger: move a torn last line to cells.jsonl.torn.
+
+        The torn bytes are kept, not dropped, so nothing is silently lost; the next appended row
+        then starts on a line of its own.
+        """
+        rows, data, tail = self._parse()
+        if tail:
+            with open(self.directory / TORN, "ab") as keep:
+                keep.write(tail + b"\n")
+            with open(self.ledger_path, "r+b") as f:
+                f.truncate(len(data) - len(tail))
+        return rows
+
+    def appender(self) -> Appender:
+        return Appender(self.ledger_path)
+
+    # --- the run log -----------------------------------------------------------------------------
+    # A report says when the work was done and how long it took on the wall clock, which the
+    # ledger's per-cell `seconds` (scoring time, summed over workers) does not say.
+
+    def append_run(self, record: RunRecord) -> None:
+        with open(self.directory / RUNS, "ab") as f:
+            f.write(_encoder.encode(record) + b"\n")
+
+    def runs(self) -> list[RunRecord]:
+        """Every recorded invocation; a line that does not parse (a torn write) is skipped, it only informs."""
+        path = self.directory / RUNS
+        if not path.exists():
+            return []
+        found = []
+        for line in path.read_bytes().splitlines():
+            try:
+                found.append(msgspec.json.decode(line, type=RunRecord))
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                continue
+        return found
+
+    # --- derived files ---------------------------------------------------------------------------
+
+    def write(self, name: str, data: bytes | str) -> Path:
+        """Write a derived file (a name relative to the directory, e.g. `repair/summary.md`) atomically."""
+        path = self.directory / name
+        atomic_write(path, data.encode() if isinstance(data, str) else data)
+        return path
+
+    def read_json(self, name: str) -> Any:
+        """A derived JSON file's content, or None when it is missing or unreadable (it is rebuilt, not trusted)."""
+        try:
+            return msgspec.json.decode((self.directory / name).read_bytes())
+        except (FileNotFoundError, msgspec.DecodeError):
+            return None
+
+    def write_summary(self, report: Any, text: str) -> None:
+        """summary.json (the report, for machines) and summary.md (the text, for people)."""
+        self.write(SUMMARY_JSON, encode_json(report))
+        self.write(SUMMARY_MD, text)
+
+    def write_rewards(self, per_cell: Any) -> None:
+        self.write(REWARDS, encode_json(per_cell, order="sorted"))
+
+    def rewards(self) -> dict[str, dict[str, float]]:
+        """rewards.json: every graded cell's reward per formula (empty for a swap census, or before scoring)."""
+        found = self.read_json(REWARDS)
+        return found if isinstance(found, dict) else {}
+
+    def summary(self) -> Any:
+        return self.read_json(SUMMARY_JSON)
+
+    def write_report(self, html: str) -> Path:
+        return self.write(REPORT, html)
+
+    def write_repair(self, module_name: str, source: str) -> Path:
+        """The repaired verifiers' module, under repair/."""
+        return self.write(f"{REPAIR}/{module_name}", source)
+
+    def write_repair_summary(self, report: Any, text: str) -> None:
+        self.write(f"{REPAIR}/{SUMMARY_JSON}", encode_json(report))
+        self.write(f"{REPAIR}/{SUMMARY_MD}", text)
+
+    def repair_summary(self) -> Any:
+        return self.read_json(f"{REPAIR}/{SUMMARY_JSON}")
