@@ -70,9 +70,9 @@ def test_outcomes_on_real_tasks(agentdojo):
     assert rows["banking/user_task_0:partial"].outcome == "refused"
     fa = rows["banking/user_task_0:extra"]
     assert fa.outcome == "false_accept" and fa.verdict is True
-    [d] = fa.evidence["differs_from_reference"]
-    assert d["collection"] == "bank_account.transactions" and d["counts"] == "1 added"
-    assert d["added"][0]["record"]["recipient"] == "UK12345678901234567890"
+    [d] = fa.evidence.differs_from_reference
+    assert d.collection == "bank_account.transactions" and d.counts == "1 added"
+    assert d.added[0]["record"]["recipient"] == "UK12345678901234567890"
     assert "utility()" in fa.reason
 
 
@@ -81,7 +81,7 @@ def test_a_verifier_that_ignores_the_write_accepts_a_run_without_it(agentdojo):
     rows = score(agentdojo, "banking/user_task_5", ["claim-only"])
     row = rows["banking/user_task_5:claim-only"]
     assert row.outcome == "false_accept"
-    assert row.evidence["differs_from_reference"][0]["counts"] == "1 removed"
+    assert row.evidence.differs_from_reference[0].counts == "1 removed"
 
 
 def test_an_idempotent_repeat_is_harmless_and_a_failed_delivery_incomplete(agentdojo):

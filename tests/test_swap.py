@@ -15,12 +15,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import ROOT, verimut
-from verimut import manifest as manifest_mod
 from verimut import swap
-from verimut.manifest import TaskFacts
+from verimut.manifest import build
 from verimut.oracle import CollectionDiff
+from verimut.records import TaskFacts
 from verimut.replay import replay
 from verimut.run import Action, Run
+from verimut.store import Store
 
 
 def rows(out: Path) -> dict[str, dict]:
@@ -60,7 +61,7 @@ def test_rungs_of_real_banking_pairs(banking):
 
 
 def test_rungs_of_real_slack_twins(agentdojo):
-    m = manifest_mod.build(agentdojo, ["slack/user_task_1", "slack/user_task_6"], (), arm="swap")
+    m = build(agentdojo, ["slack/user_task_1", "slack/user_task_6"], (), arm="swap")
     [cell] = [c for c in m.cells if c.cell_id == "slack/user_task_6:swap:user_task_1"]
     assert cell.detail["rung"] == "0"
     assert cell.detail["rung_reason"] == "same 3 call(s); argument values differ at #1.url, #2.body, #2.recipient"
@@ -110,7 +111,7 @@ def test_the_census_reports_table_1_and_every_acceptance(banking):
 
 def test_a_swapped_run_keeps_its_own_answer(banking, agentdojo):
     """Graded with task i's gold answer, some runs would pass; with their own (j's), the ledger rejects them."""
-    m = manifest_mod.read(banking)
+    m = Store(banking).read_manifest()
     ledger = rows(banking)
     would_pass_with_gold = []
     for cell in m.cells:

@@ -21,10 +21,9 @@ from verimut import audit as audit_mod
 from verimut import forms
 from verimut.executor import Pool
 from verimut.faults import FAMILIES, FaultContext, Refusal, of_grammar
-from verimut.ledger import Ledger
-from verimut.manifest import read
 from verimut.pinned import ValueIndex
 from verimut.run import Action, Run
+from verimut.store import Store
 
 pytest.importorskip("browsergym.workarena", reason="install with scripts/install-workarena.sh")
 from verimut.adapters import servicenow_standin as standin
@@ -50,7 +49,7 @@ def audited(stand_in, tmp_path_factory):
         audit_mod.audit(bench, out, tasks=TASKS, families=families, executor=Pool(workers=2, timeout=240), quiet=True)
     finally:
         bench.close_all()
-    return read(out), Ledger(out).read()
+    return Store(out).read_manifest(), Store(out).rows()
 
 
 def row(audited, cell_id):
@@ -64,7 +63,7 @@ def test_the_reference_run_passes_under_both_protocols(audited):
     for task in TASKS:
         r = row(audited, f"{task}:control")
         assert r.outcome == "control_pass", r.evidence
-        assert r.evidence["verifier"].startswith(task.split("/")[0] + ":")  # each verdict records its protocol
+        assert r.evidence.verifier.startswith(task.split("/")[0] + ":")  # each verdict records its protocol
 
 
 def test_the_census_picks_an_out_of_scope_field_whose_template_differs_from_its_default(audited):
@@ -85,19 +84,19 @@ def test_extra_field_is_a_confirmed_false_accept_once_after_submit(audited):
         r = row(audited, f"once-after-submit/incident-0:extra-field:{variant}")
         assert r.outcome == "false_accept" and r.verdict is True
         # The readback, before the validator ran, holds the out-of-scope value the task never asked for.
-        [diff] = r.evidence["differs_from_reference"]
-        [change] = diff["changed"]
-        assert change["fields"] == {"category": [standin.raw_choice("Inquiry / Help"), standin.raw_choice("Hardware")]}
+        [diff] = r.evidence.differs_from_reference
+        [change] = diff.changed
+        assert change.fields == {"category": (standin.raw_choice("Inquiry / Help"), standin.raw_choice("Hardware"))}
         assert "WORKARENA_BAD_FIELD_CHANGED" in r.reason  # the one-line why, from the adapter
 
 
 def test_per_step_validation_rejects_the_extra_field_only_in_a_step_of_its_own(audited):
     apart = row(audited, "per-step/incident-0:extra-field:category")
     assert apart.outcome == "rejected"
-    assert "Some fields outside of the task scope have been changed" in apart.evidence["verifier"]
+    assert "Some fields outside of the task scope have been changed" in apart.evidence.verifier
     together = row(audited, "per-step/incident-0:extra-field:category+submit")
     assert together.outcome == "false_accept"
-    assert together.evidence["verifier"].startswith("per-step:")
+    assert together.evidence.verifier.startswith("per-step:")
 
 
 @pytest.mark.parametrize("family", ["omit-divergent", "no-submit", "claim-only"])
