@@ -166,7 +166,7 @@ def test_the_checker(target, ok):
 
 
 def test_the_checker_sees_links_and_ignores_code():
-    text = "see [a](x.md) and ![b](y.png)\n\n```\n[c](z.md)\n```\n`[d](w.md)`\n[e]: v.md\n<img src=\"u.png\">\n"
+    text = 'see [a](x.md) and ![b](y.png)\n\n```\n[c](z.md)\n```\n`[d](w.md)`\n[e]: v.md\n<img src="u.png">\n'
     assert sorted(_links(text)) == ["u.png", "v.md", "x.md", "y.png"]
     assert _slug("The gate: `--fail-on`") == "the-gate---fail-on"
     assert _slug("3. Read the end state") == "3-read-the-end-state"
