@@ -239,15 +239,132 @@ def test_commands(swap_dir: Path, tmp_path: Path) -> None:
     k = sum(p.is_file() for p in swap_dir.rglob("*"))
     assert str(archive) in made.output and f"({k + 3} files;" in made.output
 
+    digest = hashlib.sha256(archive.read_bytes()).hexdigest()
+    assert f"sha256 {digest}" in made.output  # to publish elsewhere
+
     checked = runner.invoke(app, ["verify", str(archive)])
     assert checked.exit_code == 0, checked.output
     n = bundle.verify(archive).counts
-    assert (
-        checked.output.strip()
-        == f"{k + 2} files match their checksums; {n} counts re-derived from the ledger match summary.json"
-    )
+    assert checked.output.strip().splitlines() == [
+        f"{k + 2} files match their checksums; {n} counts re-derived from the ledger match summary.json",
+        f"sha256 {digest}",
+        "unsigned check: the archive agrees with itself; who sealed it is not checked (see --key)",
+    ]
 
     members = _members(archive)
     del members[f"{_top(members)}/versions.json"]
     bad = runner.invoke(app, ["verify", str(_repack(members, tmp_path / "t.tar.gz"))])
     assert isinstance(bad.exception, AuditError) and "missing: versions.json" in str(bad.exception)
+
+
+def _key_pair(where: Path, name: str) -> tuple[Path, Path]:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    key = Ed25519PrivateKey.generate()
+    private, public = where / name, where / f"{name}.pub"
+    private.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.OpenSSH, serialization.NoEncryption())
+    )
+    public.write_bytes(
+        key.public_key().public_bytes(serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH)
+    )
+    return private, public
+
+
+def _resealed(archive: Path, dest: Path) -> Path:
+    """One evidence byte changed and SHA256SUMS recomputed to match: what the checksums alone cannot catch."""
+    members = _members(archive)
+    top = _top(members)
+    name = f"{top}/audit/summary.md"
+    members[name] = members[name].replace(b"false accept", b"false-accept", 1)
+    sums = [
+        line for line in members[f"{top}/SHA256SUMS"].decode().splitlines() if not line.endswith("audit/summary.md")
+    ]
+    sums.append(f"{hashlib.sha256(members[name]).hexdigest()}  audit/summary.md")
+    members[f"{top}/SHA256SUMS"] = "".join(
+        f"{line}\n" for line in sorted(sums, key=lambda x: x.split("  ")[1])
+    ).encode()
+    return _repack(members, dest)
+
+
+def test_a_signed_bundle_binds_the_evidence_to_the_key(fault_dir: Path, tmp_path: Path) -> None:
+    app = typer.Typer()
+    app.command("bundle")(bundle.bundle_command)
+    app.command("verify")(bundle.verify_command)
+    runner = CliRunner()
+    private, public = _key_pair(tmp_path, "auditor")
+    _, stranger = _key_pair(tmp_path, "stranger")
+    archive = tmp_path / "signed.tar.gz"
+
+    made = runner.invoke(app, ["bundle", str(fault_dir), "--out", str(archive), "--sign-key", str(private)])
+    assert made.exit_code == 0, made.output
+    assert f"signature: {archive}.sig" in made.output
+    good = runner.invoke(app, ["verify", str(archive), "--key", str(public)])
+    assert good.exit_code == 0, good.output
+    assert "signed by ssh-ed25519 " in good.output
+
+    signers = tmp_path / "allowed_signers"
+    signers.write_text(f"auditor@example.org {public.read_text().strip()}\n")
+    named = runner.invoke(app, ["verify", str(archive), "--allowed-signers", str(signers)])
+    assert named.exit_code == 0 and "signed by auditor@example.org" in named.output, named.output
+
+    wrong = runner.invoke(app, ["verify", str(archive), "--key", str(stranger)])
+    assert isinstance(wrong.exception, AuditError) and "not made by a trusted key" in str(wrong.exception)
+
+    # Resealed: the checksums agree again, so an unsigned check passes; the signature does not.
+    forged = _resealed(archive, tmp_path / "forged.tar.gz")
+    (tmp_path / "forged.tar.gz.sig").write_bytes((tmp_path / "signed.tar.gz.sig").read_bytes())
+    assert bundle.verify(forged).files > 0
+    caught = runner.invoke(app, ["verify", str(forged), "--key", str(public)])
+    assert isinstance(caught.exception, AuditError) and "signs another archive" in str(caught.exception)
+
+    unsigned = tmp_path / "unsigned.tar.gz"
+    bundle.write(fault_dir, unsigned)
+    missing = runner.invoke(app, ["verify", str(unsigned), "--key", str(public)])
+    assert isinstance(missing.exception, AuditError) and "has no signature" in str(missing.exception)
+
+    bad_key = tmp_path / "not-a-key"
+    bad_key.write_text("hello")
+    refused = runner.invoke(
+        app, ["bundle", str(fault_dir), "--out", str(tmp_path / "x.tar.gz"), "--sign-key", str(bad_key)]
+    )
+    assert isinstance(refused.exception, AuditError) and not (tmp_path / "x.tar.gz").exists()
+
+
+class _Zeros(io.RawIOBase):
+    def __init__(self, size: int) -> None:
+        self.left = size
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:  # type: ignore[no-untyped-def]
+        n = min(len(b), self.left)
+        b[:n] = bytes(n)
+        self.left -= n
+        return n
+
+
+def test_verify_rejects_an_unlisted_large_member_without_reading_it(fault_dir: Path, tmp_path: Path) -> None:
+    size = 512 << 20
+    archive = bundle.write(fault_dir, tmp_path / "b.tar.gz")
+    members = _members(archive)
+    padded = tmp_path / "padded.tar.gz"
+    with tarfile.open(padded, "w:gz", compresslevel=1) as tar:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+        info = tarfile.TarInfo(f"{_top(members)}/audit/zeros.bin")
+        info.size = size
+        tar.addfile(info, io.BufferedReader(_Zeros(size)))
+    code = (
+        "import resource, sys; from pathlib import Path; from verimut import bundle; from verimut.errors import AuditError\n"
+        "try:\n    bundle.verify(Path(sys.argv[1]))\nexcept AuditError as e:\n    print(e)\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+    )
+    run = subprocess.run([sys.executable, "-c", code, str(padded)], capture_output=True, text=True, check=True)
+    message, peak_kib = run.stdout.strip().splitlines()
+    assert "not listed in SHA256SUMS: audit/zeros.bin" in message
+    assert int(peak_kib) * 1024 < size / 2, f"verify peaked at {int(peak_kib) // 1024} MiB"

@@ -77,6 +77,12 @@ def test_a_hanging_cell_is_cut_and_a_dead_worker_replaced(executor, tmp_path):
     assert rows["t/midhang:claim-only"]["outcome"] == "error"
     assert rows["t/midhang:omit"]["outcome"] == "false_accept"
     assert rows["t/midhang:extra"]["outcome"] == "false_accept"
+    # Every death is recorded with the worker's exit code, the second as well as the first.
+    if executor == "pool":
+        for cell in ("t/die:control", "t/dielate:extra", "t/dielate:extra-ni"):
+            assert rows[cell]["outcome"] == "error", cell
+            assert "exit code None" not in rows[cell]["reason"]
+        assert "(exit code 4)" in rows["t/dielate:extra-ni"]["reason"]
     summary = json.loads((out / "summary.json").read_text())
     assert summary["scored"] == summary["cells"]
 
@@ -86,6 +92,8 @@ def test_bad_executor_options_exit_2():
         (["--executor", "threads"], "unknown executor 'threads'"),
         (["--workers", "0"], "--workers must be at least 1"),
         (["--timeout", "0"], "--timeout must be positive"),
+        (["--timeout", "nan"], "--timeout must be positive and finite (seconds), not nan"),
+        (["--timeout", "inf"], "--timeout must be positive and finite (seconds), not inf"),
         (["--address", "127.0.0.1:1"], "--address is for --executor ray"),
         (["--executor", "ray", "--address", "127.0.0.1:1"], "cannot connect to the Ray cluster at 127.0.0.1:1"),
     ]:
@@ -124,6 +132,34 @@ def test_pool_workers_exit_when_the_run_is_killed(tmp_path):
     while time.time() < deadline and any(_alive(pid) for pid in children):
         time.sleep(0.2)
     assert not [pid for pid in children if _alive(pid)]
+
+
+def test_no_worker_outlives_a_killed_run_even_inside_a_hung_verifier(tmp_path):
+    # t/hang's cells sleep for an hour inside the benchmark, in the workers: they never read their pipe again.
+    out = tmp_path / "hung"
+    args = ["audit", "tests.troublebench:benchmark", "--out", str(out), "-q", "--workers", "2", "--timeout", "600"]
+    proc = subprocess.Popen([sys.executable, "-m", "verimut.cli", *args], cwd=ROOT)
+    ledger = out / "cells.jsonl"
+    deadline = time.time() + 120
+    # t/ok's and t/die's controls finish (t/die's by its worker's death); t/hang's stays in flight.
+    while time.time() < deadline and (not ledger.exists() or ledger.read_text().count("\n") < 2):
+        time.sleep(0.05)
+    time.sleep(1.0)
+    workers = _descendants(proc.pid)
+    assert workers, "the pool's workers should be running"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    deadline = time.time() + 5
+    while time.time() < deadline and any(_alive(pid) for pid in workers):
+        time.sleep(0.1)
+    assert not [pid for pid in workers if _alive(pid)]
+
+
+def _descendants(pid: int) -> list[int]:
+    found = _children(pid)
+    for child in list(found):
+        found += _descendants(child)
+    return found
 
 
 def _children(pid: int) -> list[int]:

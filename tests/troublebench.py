@@ -18,7 +18,7 @@ class TroubleBench(TodoBench):
     name = "trouble"
 
     def tasks(self):
-        return ["t/ok", "t/hang", "t/die", "t/midhang"]
+        return ["t/ok", "t/hang", "t/die", "t/midhang", "t/dielate"]
 
     def instruction(self, task):
         return "Add 'x' to my list."
@@ -37,6 +37,8 @@ class TroubleBench(TodoBench):
                 time.sleep(3600)
             if episode["task"] == "t/die":
                 os._exit(3)
+            if episode["task"] == "t/dielate" and episode["items"]:
+                os._exit(4)  # a second write kills the worker: extra and extra-ni die, one after the other
         episode["items"].append(action.args["text"])
         return Step("ok")
 

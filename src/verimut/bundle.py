@@ -27,13 +27,14 @@ import platform
 import sys
 import tarfile
 import tempfile
+import zlib
 from pathlib import Path, PurePosixPath
 from typing import Annotated
 
 import msgspec
 import typer
 
-from verimut import reproduce
+from verimut import reproduce, signature
 from verimut.errors import AuditError
 from verimut.store import LEDGER, MANIFEST, SUMMARY_JSON
 
@@ -173,31 +174,45 @@ def write(directory: Path, dest: Path | None = None) -> Path:
     return write_counted(directory, dest)[0]
 
 
-def _read(archive: Path) -> tuple[dict[str, bytes], list[str]]:
-    """Members by path below the top folder, and the problems reading them (duplicates, odd members)."""
-    members: dict[str, bytes] = {}
+# A SHA256SUMS this large lists more files than any audit writes: refuse it rather than read it.
+_SUMS_LIMIT = 64 << 20
+
+
+def _index(tar: tarfile.TarFile) -> tuple[dict[str, tarfile.TarInfo], list[str]]:
+    """Members by path below the top folder, from their headers alone, and the problems they show."""
+    index: dict[str, tarfile.TarInfo] = {}
     problems: list[str] = []
     tops: set[str] = set()
-    try:
-        with tarfile.open(archive, "r:*") as tar:
-            for info in tar:
-                parts = PurePosixPath(info.name).parts
-                if info.isdir():
-                    continue
-                if len(parts) < 2 or info.name.startswith("/") or ".." in parts or not info.isreg():
-                    problems.append(f"unexpected member {info.name}")
-                    continue
-                tops.add(parts[0])
-                name = "/".join(parts[1:])
-                if name in members:
-                    problems.append(f"{name} appears twice")
-                f = tar.extractfile(info)
-                members[name] = f.read() if f else b""
-    except (OSError, tarfile.TarError, EOFError) as e:
-        raise AuditError(f"{archive} is not a readable bundle ({e})") from None
+    for info in tar.getmembers():
+        parts = PurePosixPath(info.name).parts
+        if info.isdir():
+            continue
+        if len(parts) < 2 or info.name.startswith("/") or ".." in parts or not info.isreg():
+            problems.append(f"unexpected member {info.name}")
+            continue
+        tops.add(parts[0])
+        name = "/".join(parts[1:])
+        if name in index:
+            problems.append(f"{name} appears twice")
+        index[name] = info
     if len(tops) > 1:
         problems.append(f"more than one top folder ({', '.join(sorted(tops))})")
-    return members, problems
+    return index, problems
+
+
+def _content(tar: tarfile.TarFile, info: tarfile.TarInfo) -> bytes:
+    f = tar.extractfile(info)
+    return f.read() if f else b""
+
+
+def _sha256(tar: tarfile.TarFile, info: tarfile.TarInfo) -> str:
+    """Hashed in chunks: a listed member's size says nothing about its honesty, and must not cost its size in memory."""
+    h = hashlib.sha256()
+    f = tar.extractfile(info)
+    if f is not None:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
 
 
 def _parse_sums(text: bytes, archive: Path) -> dict[str, str]:
@@ -211,25 +226,38 @@ def _parse_sums(text: bytes, archive: Path) -> dict[str, str]:
 
 
 def verify(archive: Path) -> VerifyReport:
-    """Check every checksum, then re-derive summary.json from the ledger; any problem is an AuditError."""
-    members, problems = _read(archive)
-    if SUMS not in members:
-        raise AuditError(f"{archive} has no {SUMS}: it is not a verimut bundle")
-    listed = _parse_sums(members[SUMS], archive)
-    changed = [n for n, d in listed.items() if n in members and hashlib.sha256(members[n]).hexdigest() != d]
-    missing = [n for n in listed if n not in members]
-    extra = [n for n in members if n not in listed and n != SUMS]
-    for label, names in (("changed", changed), ("missing", missing), (f"not listed in {SUMS}", extra)):
-        if names:
-            problems.append(f"{label}: {_short(names)}")
-    if problems:
-        raise AuditError(f"{archive} does not match its checksums: {'; '.join(problems)}")
-    prefix = f"{AUDIT}/"
-    files = {n.removeprefix(prefix): d for n, d in members.items() if n.startswith(prefix)}
+    """Check every checksum, then re-derive summary.json from the ledger; any problem is an AuditError.
+
+    The member list is checked from the headers before any content is read, and content is hashed
+    in chunks, so a hostile archive costs its headers' worth of memory, not its members'.
+    """
+    try:
+        with tarfile.open(archive, "r:*") as tar:
+            index, problems = _index(tar)
+            if SUMS not in index:
+                raise AuditError(f"{archive} has no {SUMS}: it is not a verimut bundle")
+            if index[SUMS].size > _SUMS_LIMIT:
+                raise AuditError(f"{archive}: its {SUMS} is {index[SUMS].size} bytes, too large to be a bundle's")
+            listed = _parse_sums(_content(tar, index[SUMS]), archive)
+            missing = [n for n in listed if n not in index]
+            extra = [n for n in index if n not in listed and n != SUMS]
+            # Only listed members are read (in chunks); an unlisted one is named from its header alone.
+            changed = [n for n, d in listed.items() if n in index and _sha256(tar, index[n]) != d]
+            for label, names in (("changed", changed), ("missing", missing), (f"not listed in {SUMS}", extra)):
+                if names:
+                    problems.append(f"{label}: {_short(names)}")
+            if problems:
+                raise AuditError(f"{archive} does not match its checksums: {'; '.join(problems)}")
+            prefix = f"{AUDIT}/"
+            need = (MANIFEST, LEDGER, SUMMARY_JSON)
+            files = {n: _content(tar, index[prefix + n]) for n in need if prefix + n in index}
+            reproducer = _content(tar, index[REPRODUCER]) if REPRODUCER in index else None
+    except (OSError, tarfile.TarError, EOFError, zlib.error) as e:
+        raise AuditError(f"{archive} is not a readable bundle ({e})") from None
     arm, found = _counts(files, f"{archive} ({AUDIT}/)")
     if not all(c.ok for c in found):
         raise AuditError(f"{archive}: the ledger does not reproduce {SUMMARY_JSON}: {_mismatch(found)}")
-    same = members.get(REPRODUCER) == Path(reproduce.__file__).read_bytes()
+    same = reproducer == Path(reproduce.__file__).read_bytes()
     return VerifyReport(files=len(listed), counts=len(found), arm=arm, same_reproducer=same)
 
 
@@ -238,17 +266,50 @@ def bundle_command(
     out_path: Annotated[
         Path | None, typer.Option("--out", "-o", help="The archive to write (default: <DIR>-bundle.tar.gz beside DIR).")
     ] = None,
+    sign_key: Annotated[
+        Path | None,
+        typer.Option("--sign-key", help="An Ed25519 private key (OpenSSH or PEM): also write <archive>.sig."),
+    ] = None,
 ) -> None:
     """Seal an audit's directory, the package versions and a standard-library reproducer into one archive."""
+    if sign_key is not None:
+        signature.private_key(sign_key)  # a bad key is refused before the archive is written
     path, n = write_counted(directory, out_path)
     typer.echo(f"{path}  ({n} files; check with `verimut verify {path}`)")
+    typer.echo(f"sha256 {signature.digest(path)}  (publish it elsewhere: it names these exact bytes)")
+    if sign_key is not None:
+        typer.echo(f"signature: {signature.sign(path, sign_key)}")
 
 
-def verify_command(bundle: Annotated[Path, typer.Argument(help="An archive written by `verimut bundle`.")]) -> None:
-    """Check a bundle's checksums, and re-derive its summary.json from its ledger (exit 2 on any problem)."""
+def verify_command(
+    bundle: Annotated[Path, typer.Argument(help="An archive written by `verimut bundle`.")],
+    key: Annotated[
+        Path | None, typer.Option("--key", help="Require a signature by this Ed25519 public key (OpenSSH or PEM).")
+    ] = None,
+    allowed_signers: Annotated[
+        Path | None,
+        typer.Option("--allowed-signers", help="Require a signature by a key of this OpenSSH allowed-signers file."),
+    ] = None,
+    sig_path: Annotated[
+        Path | None, typer.Option("--signature", help="The signature file (default: <archive>.sig).")
+    ] = None,
+) -> None:
+    """Check a bundle's checksums, and re-derive its summary.json from its ledger (exit 2 on any problem).
+
+    With --key or --allowed-signers, also check that a trusted key signed exactly this archive.
+    """
+    keys = signature.trusted_keys(key, allowed_signers) if key or allowed_signers else None
+    if keys is not None and not keys:
+        raise AuditError(f"{allowed_signers} lists no ssh-ed25519 key")
     r = verify(bundle)
     typer.echo(
         f"{r.files} files match their checksums; {r.counts} counts re-derived from the ledger match {SUMMARY_JSON}"
     )
+    typer.echo(f"sha256 {signature.digest(bundle)}")
+    if keys is not None:
+        signer = signature.check(bundle, sig_path or signature.default_path(bundle), keys)
+        typer.echo(f"signed by {signer}")
+    else:
+        typer.echo("unsigned check: the archive agrees with itself; who sealed it is not checked (see --key)")
     if not r.same_reproducer:
         typer.echo(f"note: the bundle's {REPRODUCER} differs from this verimut's (made by another version?)")

@@ -14,6 +14,7 @@ environment (to the executor's name).
 from __future__ import annotations
 
 import logging
+import math
 import multiprocessing as mp
 import os
 import time
@@ -21,6 +22,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from multiprocessing.connection import Connection, wait
 from typing import Any, Protocol
 
+from verimut.children import die_with_parent
 from verimut.errors import AuditError
 from verimut.records import Cell, CellResult
 from verimut.scorer import Scorer
@@ -55,8 +57,9 @@ def _check(workers: int | None, timeout: float) -> int:
     n = (os.cpu_count() or 1) if workers is None else workers
     if n < 1:
         raise AuditError(f"--workers must be at least 1, not {n}")
-    if timeout <= 0:
-        raise AuditError(f"--timeout must be positive, not {timeout}")
+    if not math.isfinite(timeout) or timeout <= 0:
+        # nan compares false with everything, so it would never cut a cell; inf overflows the waits.
+        raise AuditError(f"--timeout must be positive and finite (seconds), not {timeout}")
     return n
 
 
@@ -88,9 +91,9 @@ def _wake(busy: Sequence[_Slot], timeout: float) -> float:
 # --- a local process pool ----------------------------------------------------------------
 
 
-def _serve(scorer: Scorer, conn: Connection) -> None:
+def _serve(scorer: Scorer, conn: Connection, parent: int) -> None:
     os.environ[WORKER_ENV] = "pool"
-    parent = os.getppid()
+    die_with_parent(parent)  # a worker hung in a verifier would otherwise outlive a killed run
     while True:
         # A killed parent does not close this pipe (sibling workers hold copies of its end), so
         # notice the parent's death by being re-parented, rather than wait forever.
@@ -111,7 +114,7 @@ class _Process(_Slot):
     def __init__(self, ctx: Any, scorer: Scorer) -> None:
         super().__init__()
         self.conn, child = ctx.Pipe()
-        self.process = ctx.Process(target=_serve, args=(scorer, child), daemon=True)
+        self.process = ctx.Process(target=_serve, args=(scorer, child, os.getpid()), daemon=True)
         self.process.start()
         child.close()
 
@@ -183,6 +186,8 @@ class Pool:
                         continue
                 reason = None
                 if w.process.sentinel in ready or not w.process.is_alive():
+                    # Its pipe can close a moment before it can be reaped: wait, so the code is known.
+                    w.process.join(timeout=5)
                     reason = f"the worker scoring this cell died (exit code {w.process.exitcode})"
                 elif time.monotonic() - w.started >= self.timeout:
                     reason = f"timed out after {self.timeout:g} s"

@@ -8,10 +8,11 @@ global figure state is involved (safe in worker processes and tests).
 from __future__ import annotations
 
 import base64
+import functools
 import io
 import re
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ParamSpec
 
 from verimut.records import Outcome
 
@@ -23,6 +24,21 @@ if TYPE_CHECKING:
 
 FALSE_ACCEPT = Outcome.FALSE_ACCEPT.value
 DPI = 110
+_P = ParamSpec("_P")
+
+
+def _plain_text(draw: Callable[_P, str]) -> Callable[_P, str]:
+    """Draw with mathtext off: task ids and suite names come from the benchmark, and a `$` in one
+    (`shop/refund_$5_or_$10`) must show as a dollar sign, not be parsed as maths (or crash the parser)."""
+
+    @functools.wraps(draw)
+    def drawn(*args: _P.args, **kwargs: _P.kwargs) -> str:
+        import matplotlib
+
+        with matplotlib.rc_context({"text.parse_math": False}):
+            return draw(*args, **kwargs)
+
+    return drawn
 
 
 def data_uri(fig: Figure) -> str:
@@ -32,6 +48,7 @@ def data_uri(fig: Figure) -> str:
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode()
 
 
+@_plain_text
 def outcome_heatmaps(
     counts: Mapping[str, Mapping[str, Mapping[str, int]]], outcomes: Sequence[str], families: Sequence[str]
 ) -> str:
@@ -78,6 +95,7 @@ def outcome_heatmaps(
     return data_uri(fig)
 
 
+@_plain_text
 def false_accepts_per_task(per_task: Mapping[str, Mapping[str, int]], families: Sequence[str]) -> str:
     """Confirmed false accepts per task (template), stacked by fault family."""
     import numpy as np
@@ -117,6 +135,7 @@ RUNG_LABELS = (
 )
 
 
+@_plain_text
 def swap_matrix(suite: str, tasks: Sequence[str], cells: Mapping[tuple[str, str], tuple[str, str]]) -> str:
     """Task i's verifier (row) grading task j's reference run (column).
 

@@ -23,6 +23,7 @@ from typing import Any
 import msgspec
 
 from verimut.benchmark import Verdict
+from verimut.children import die_with_parent
 from verimut.errors import AuditError, BenchmarkCrash
 from verimut.run import Action, Run, Step
 
@@ -74,6 +75,8 @@ class Remote:
                 cwd=self.cwd,
                 env=self.env,
                 bufsize=0,
+                # The worker must not outlive a killed audit; started from the scoring thread, before any other.
+                preexec_fn=die_with_parent,  # noqa: PLW1509
             )
         except OSError as e:
             raise AuditError(f"cannot start the benchmark worker {self.command[0]}: {e.strerror}") from None
