@@ -1,4 +1,4 @@
-"""The pytest plugin: the README's ten-line example against AgentDojo, and the Audit API."""
+"""The pytest plugin: the ten-line example in docs/ci.md against AgentDojo, and the Audit API."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from verimut.pytest_plugin import Audit, run_audit
 
 
 def _readme_example() -> str:
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "ci.md").read_text()
     [block] = re.findall(r"```python\n(# test_verifiers\.py.*?)```", readme, re.DOTALL)
     return block
 
