@@ -189,20 +189,21 @@ def _run(
     console = console or Console(stderr=True)
     store = Store(out)
     store.check_usable()
-    if store.has_manifest():
-        stored = store.read_manifest()
-        if stored.arm != arm:
-            other = "verimut swap" if stored.arm == swap_mod.SWAP else "verimut audit"
-            raise AuditError(f"{out} holds a {other} run ({stored.arm} arm); choose another --out")
-    started, began = datetime.now(UTC), time.monotonic()
-    with _progress(console, quiet) as progress:
-        bar = progress.add_task("building manifest", total=2 * len(tasks), unit="task steps") if progress else None
-        m = prepare(bench, store, tasks, families, lambda _: progress.advance(bar) if progress else None, arm)
-        before = len(store.rows())
-        rows = score_all(bench, m, store, executor or InProcess(), progress)
-    wall = round(time.monotonic() - began, 3)
-    store.append_run(RunRecord(started.isoformat(timespec="seconds"), wall, len(rows) - before, arm))
-    return summarize(m, rows, store)
+    with store.lock():
+        if store.has_manifest():
+            stored = store.read_manifest()
+            if stored.arm != arm:
+                other = "verimut swap" if stored.arm == swap_mod.SWAP else "verimut audit"
+                raise AuditError(f"{out} holds a {other} run ({stored.arm} arm); choose another --out")
+        started, began = datetime.now(UTC), time.monotonic()
+        with _progress(console, quiet) as progress:
+            bar = progress.add_task("building manifest", total=2 * len(tasks), unit="task steps") if progress else None
+            m = prepare(bench, store, tasks, families, lambda _: progress.advance(bar) if progress else None, arm)
+            before = len(store.rows())
+            rows = score_all(bench, m, store, executor or InProcess(), progress)
+        wall = round(time.monotonic() - began, 3)
+        store.append_run(RunRecord(started.isoformat(timespec="seconds"), wall, len(rows) - before, arm))
+        return summarize(m, rows, store)
 
 
 def swap(

@@ -7,6 +7,7 @@ replaces "at least one confirmed false accept" with an expression over the count
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from collections.abc import Callable
@@ -286,17 +287,20 @@ def report(
     ] = None,
 ) -> None:
     """Rebuild summary.md/json (and rewards.json) from an audit's (or a swap census's) manifest and ledger."""
-    if procredit_c <= 0:
-        raise AuditError(f"--procredit-c must be positive, not {procredit_c:g}")
+    if not math.isfinite(procredit_c) or procredit_c <= 0:
+        # Checked before anything is written: a nan weight would rewrite every derived file with nulls.
+        raise AuditError(f"--procredit-c must be a positive number, not {procredit_c:g}")
     rewards.load(reward_modules or [])
     store = Store(directory)
     m = store.read_manifest()
     gate_mod.read(fail_on, gate_mod.vocabulary_of_manifest(m))
-    rows = store.rows()
-    locate = None
-    if sarif_path is not None and (benchmark is not None or m.benchmark in adapters.BUILTIN):
-        locate = sarif.locator(adapters.load(benchmark or m.benchmark, m.version))
-    _finish(audit_mod.summarize(m, rows, store, procredit_c), directory, _CI(fail_on, junit_path, sarif_path), locate)
+    with store.lock():
+        rows = store.rows()
+        locate = None
+        if sarif_path is not None and (benchmark is not None or m.benchmark in adapters.BUILTIN):
+            locate = sarif.locator(adapters.load(benchmark or m.benchmark, m.version))
+        result = audit_mod.summarize(m, rows, store, procredit_c)
+    _finish(result, directory, _CI(fail_on, junit_path, sarif_path), locate)
 
 
 @app.command()
@@ -321,9 +325,10 @@ def repair(
     if benchmark is None and m.benchmark not in adapters.BUILTIN:
         raise AuditError(f"{m.benchmark!r} is not built in: give --benchmark module:object, as given to `audit`")
     bench = adapters.load(benchmark or m.benchmark, m.version)
-    rows = store.rows()
-    with err.status("replaying and regrading every cell with the repaired verifiers ..."):
-        r = repair_mod.run(bench, m, rows, store)
+    with store.lock():
+        with err.status("replaying and regrading every cell with the repaired verifiers ..."):
+            r = repair_mod.run(bench, m, store.rows(), store)
+        page = report_html.rebuild(store)  # its before/after counts join the audit's page
     table = Table(title=f"{r.benchmark} {r.version}: the repair, regraded")
     for col in ("", "before", "after"):
         table.add_column(col)
@@ -336,7 +341,6 @@ def repair(
     table.add_row("harmless edits", f"{r.harmless} pass", f"{r.harmless_still_passing} pass")
     table.add_row("new false rejects", "", str(len(r.new_false_rejects) or "none found"))
     out.print(table)
-    page = report_html.rebuild(store)  # its before/after counts join the audit's page
     out.print(f"{r.checks} checks in {r.module}; report: {directory / REPAIR / SUMMARY_MD} and {page}")
     fired = gate_mod.fired(gate, gate_mod.repair_counts(r))
     if fired:

@@ -19,8 +19,12 @@ names, because it runs standalone from an archive without verimut installed.
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -107,6 +111,33 @@ class Store:
     def repair_dir(self) -> Path:
         return self.directory / REPAIR
 
+    # --- one writer at a time ---------------------------------------------------------------------
+
+    @contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold the directory for a command that writes to it; refuse at once if another holds it.
+
+        An flock on the directory itself: the kernel drops it when its holder dies, even by SIGKILL,
+        so a killed run never leaves the directory stuck, and no lock file joins the outputs.
+        """
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.directory, os.O_RDONLY | os.O_DIRECTORY)
+        except OSError as e:
+            raise AuditError(f"cannot use {self.directory} as an output directory: {_reason(e)}") from None
+        try:
+            if not os.access(self.directory, os.W_OK):  # a read-only file system refuses even root
+                raise AuditError(f"cannot use {self.directory} as an output directory: it is read-only")
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise AuditError(
+                    f"{self.directory} is in use by {_holder(fd)}: wait for it to finish, or choose another --out"
+                ) from None
+            yield
+        finally:
+            os.close(fd)  # closing releases the lock (forked workers' copies are gone by then)
+
     # --- the manifest ----------------------------------------------------------------------------
 
     def has_manifest(self) -> bool:
@@ -125,6 +156,8 @@ class Store:
 
     def read_manifest(self) -> Manifest:
         path = self.directory / MANIFEST
+        if self.directory.exists() and not self.directory.is_dir():
+            raise AuditError(f"{self.directory} is a file, not a verimut output directory")
         try:
             m = msgspec.json.decode(path.read_bytes(), type=Manifest)
         except FileNotFoundError:
@@ -247,3 +280,25 @@ class Store:
 
     def repair_summary(self) -> Any:
         return self.read_json(f"{REPAIR}/{SUMMARY_JSON}")
+
+
+def _reason(e: OSError) -> str:
+    if e.errno in (errno.ENOTDIR, errno.EEXIST):
+        return "a part of that path is a file, not a directory"
+    return e.strerror or str(e)
+
+
+def _holder(fd: int) -> str:
+    """Who holds the directory's lock, read from /proc/locks (Linux); "another verimut command" elsewhere."""
+    try:
+        inode = os.fstat(fd).st_ino
+        for line in Path("/proc/locks").read_text().splitlines():
+            fields = line.split()
+            # "1: FLOCK  ADVISORY  WRITE 12345 fd:01:1234567 0 EOF": pid, then device:inode.
+            if len(fields) > 5 and fields[1] == "FLOCK" and fields[5].rsplit(":", 1)[-1] == str(inode):
+                pid = fields[4]
+                command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                return f"pid {pid} ({command.strip()[:200]})"
+    except OSError:
+        pass
+    return "another verimut command"

@@ -44,10 +44,25 @@ class Episode:
     env: Any  # the live environment the run changes
 
 
+# Fields AgentDojo fills from a set: `create_calendar_event` stores `list(set(participants))`, so
+# their order follows string hashing, which differs between processes. Kept sorted, a snapshot (and
+# so the manifest, which a resumed run must rebuild identically) is the same in every process.
+_SET_VALUED = frozenset({"participants"})
+
+
+def _strings(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
 def _plain(obj: Any) -> Any:
     """Plain JSON data of an environment, without `initial_*` aliases or computed fields."""
     if isinstance(obj, BaseModel):
-        return {name: _plain(getattr(obj, name)) for name in type(obj).model_fields if not name.startswith("initial_")}
+        return {
+            name: sorted(value) if name in _SET_VALUED and _strings(value) else value
+            for name, value in (
+                (name, _plain(getattr(obj, name))) for name in type(obj).model_fields if not name.startswith("initial_")
+            )
+        }
     if isinstance(obj, dict):
         return {str(k): _plain(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple, set, frozenset)):
