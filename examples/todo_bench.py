@@ -1,4 +1,4 @@
-"""A whole benchmark in 40 lines, to show the adapter interface: a to-do list app.
+"""A whole benchmark in 49 lines, to show the adapter interface: a to-do list app.
 
 Each task asks for one item to be added. Its verifier checks that the item is there,
 and not how many times: `verimut audit examples.todo_bench:benchmark` finds that.

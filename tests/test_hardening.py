@@ -40,7 +40,11 @@ def banking(tmp_path_factory) -> Path:
 
 def _start(*args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "verimut.cli", *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [sys.executable, "-m", "verimut.cli", *args],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
 
 
@@ -115,7 +119,9 @@ def test_a_read_only_output_directory_is_a_one_line_error(banking, tmp_path):
     probe = subprocess.run(["unshare", "-m", "true"], capture_output=True, check=False)
     if probe.returncode != 0:
         pytest.skip("unshare -m (a private mount namespace) is not permitted on this machine")
-    result = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True, cwd=ROOT, check=False)
+    result = subprocess.run(
+        ["unshare", "-m", "sh", "-c", script], capture_output=True, text=True, cwd=ROOT, check=False
+    )
     assert result.returncode == 2, result.stderr
     assert "is read-only" in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert hashes(mount) == before
@@ -131,3 +137,18 @@ def test_read_commands_do_not_write(banking, tmp_path):
         result = verimut(*args)
         assert result.returncode == 0, result.stderr
     assert hashes(out) == before
+
+
+def test_terminal_escapes_in_task_data_are_printed_inert(tmp_path):
+    out = tmp_path / "esc"
+    done = verimut("audit", "tests.escbench:benchmark", "-q", "--executor", "inprocess", "--out", str(out))
+    assert done.returncode == 1, done.stderr  # the duplicate add is a confirmed false accept
+    listed = verimut("ls", str(out))
+    cell = listed.stdout.split()[0]
+    shown = verimut(
+        "show", str(out), cell.replace("\\x1b", "\x1b").replace("\\x07", "\x07").replace("\\u202e", "\u202e")
+    )
+    for result in (listed, shown):
+        assert result.returncode == 0, result.stderr
+        assert not any(ch in result.stdout for ch in "\x1b\x07\u202e"), result.stdout
+        assert "\\x1b]0;pwned\\x07" in result.stdout

@@ -159,8 +159,35 @@ def _lines(lines: Sequence[Line]) -> Text:
     return text
 
 
+# Characters a terminal acts on rather than shows: C0 and C1 controls (ESC starts colour, cursor and
+# OSC title/hyperlink sequences), DEL, and the bidirectional overrides that reorder what is shown.
+_ACTIVE = frozenset(
+    [c for c in range(0x20) if c not in (0x09, 0x0A)]
+    + [*range(0x7F, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
+)
+
+
+def inert(text: str) -> str:
+    """Text from the benchmark, made safe to print: every active character shown as its escape (`\\x1b`)."""
+    if not any(ord(ch) in _ACTIVE for ch in text):
+        return text
+    return "".join(ch.encode("unicode_escape").decode() if ord(ch) in _ACTIVE else ch for ch in text)
+
+
+def _inert_tree(value: Any) -> Any:
+    if isinstance(value, str):
+        return inert(value)
+    if isinstance(value, dict):
+        return {_inert_tree(k): _inert_tree(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_inert_tree(v) for v in value]
+    return value
+
+
 def to_rich(v: CellView) -> RenderableType:
     """`verimut show`: the cell, its edit, its end-state evidence, the verifier, the rewards."""
+    # Every string of the view comes from the benchmark or its verifier: none may drive the terminal.
+    v = msgspec.convert(_inert_tree(msgspec.to_builtins(v)), CellView)
     head = Table.grid(padding=(0, 2))
     head.add_column(style="bold")
     head.add_column()

@@ -367,7 +367,7 @@ def ls(
     width = max((len(c.cell_id) for c, _ in picked), default=0)
     try:
         for cell, result in picked:
-            print(f"{cell.cell_id:<{width}}  {result:<23}  {cell.note}")
+            print(f"{cell_view.inert(cell.cell_id):<{width}}  {result:<23}  {cell_view.inert(cell.note)}")
         sys.stdout.flush()
     except BrokenPipeError:  # `verimut ls DIR | head`: the reader has all it wants
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
