@@ -108,7 +108,7 @@ def run_audit(
     from verimut import audit as audit_mod
     from verimut import executor as executor_mod
 
-    bench = adapters.load(benchmark, version) if isinstance(benchmark, str) else benchmark
+    bench = adapters.load(benchmark, version) if isinstance(benchmark, str) else adapters.resolve(benchmark)
     # Ray's actors load the adapter by name (the pool forks, so an object does there).
     name = benchmark if isinstance(benchmark, str) else None
     if name is None and executor == "ray":
