@@ -25,6 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from verimut.adapters.base import plain, unknown_task
 from verimut.benchmark import Verdict
 from verimut.errors import AuditError
 from verimut.run import Action, Run, Step
@@ -44,19 +45,24 @@ class Episode:
     env: Any  # the live environment the run changes
 
 
-def _plain(obj: Any) -> Any:
-    """Plain JSON data of an environment, without `initial_*` aliases or computed fields."""
-    if isinstance(obj, BaseModel):
-        return {name: _plain(getattr(obj, name)) for name in type(obj).model_fields if not name.startswith("initial_")}
-    if isinstance(obj, dict):
-        return {str(k): _plain(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple, set, frozenset)):
-        return [_plain(v) for v in obj]
+def _fields(obj: Any) -> Mapping[str, Any] | None:
+    """A model's own fields: not the `initial_*` aliases, not computed fields."""
+    if not isinstance(obj, BaseModel):
+        return None
+    return {name: getattr(obj, name) for name in type(obj).model_fields if not name.startswith("initial_")}
+
+
+def _scalar(obj: Any) -> Any:
     if isinstance(obj, (datetime.datetime, datetime.date, datetime.time)):
         return obj.isoformat()
     if isinstance(obj, enum.Enum):
         return obj.value
     return obj
+
+
+def _plain(obj: Any) -> Any:
+    """Plain JSON data of an environment."""
+    return plain(obj, _fields, _scalar)
 
 
 class AgentDojo:
@@ -94,7 +100,7 @@ class AgentDojo:
         suite_name, _, tid = task_id.partition("/")
         suite = self._suites.get(suite_name)
         if suite is None or tid not in suite.user_tasks:
-            raise AuditError(f"unknown AgentDojo task {task_id!r}")
+            raise unknown_task("AgentDojo", task_id)
         return suite, suite.user_tasks[tid]
 
     def instruction(self, task: str) -> str:
