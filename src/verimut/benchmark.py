@@ -17,6 +17,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import msgspec
 
+from verimut.errors import AuditError
 from verimut.forms import FormFacts
 from verimut.run import Action, Run, Step
 
@@ -213,6 +214,6 @@ def resolve(bench: Benchmark | Adapter) -> Adapter:
         found[name] = member if callable(member) else None
     grammar = getattr(bench, "grammar", None) or "api"
     if grammar not in GRAMMARS:
-        raise ValueError(f"{bench.name}: grammar {grammar!r} is not one of {', '.join(GRAMMARS)}")
+        raise AuditError(f"{bench.name}: grammar {grammar!r} is not one of {', '.join(GRAMMARS)}")
     concurrency = getattr(bench, "concurrency", None)
     return Adapter(bench, grammar=grammar, concurrency=int(concurrency) if concurrency else None, **found)
