@@ -8,6 +8,7 @@ next action it executes kills the worker process (`crash`) or never returns (`ha
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from verimut.adapters import appworld
@@ -17,6 +18,8 @@ HERE = Path(__file__).resolve().parent
 
 
 def create(version: str | None = None) -> Remote:
-    env = appworld.environment(version)
+    # Run from tests/: AppWorld's environment is the repository's, unless named otherwise.
+    interpreter = appworld.python(os.environ.get(appworld.PYTHON_ENV) or HERE.parent / appworld.DEFAULT_PYTHON)
+    env = appworld.environment(version, interpreter)
     env["PYTHONPATH"] = str(appworld.WORKER_SIDE)  # the worker side imports the real appworld_world
-    return Remote(appworld.PYTHON, "appworld_faulty_worker:FaultyAppWorldBench", cwd=HERE, env=env)
+    return Remote(interpreter, "appworld_faulty_worker:FaultyAppWorldBench", cwd=HERE, env=env)

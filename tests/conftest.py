@@ -6,14 +6,15 @@ from pathlib import Path
 
 import pytest
 
+from verimut import adapters
 from verimut.adapters.agentdojo import AgentDojo
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="session")
-def agentdojo() -> AgentDojo:
-    return AgentDojo("v1.2")
+def agentdojo() -> adapters.Adapter:
+    return adapters.resolve(AgentDojo("v1.2"))
 
 
 def verimut(*args: str, cwd: Path = ROOT, timeout: float = 600) -> subprocess.CompletedProcess[str]:

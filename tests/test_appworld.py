@@ -1,6 +1,6 @@
 """AppWorld, for real: the synthetic suite on the real engine and evaluator, audited and repaired through the CLI.
 
-The suite (worker_side/appworld_suite.py) has five generators, three variants each; the verdict
+The suite (appworld/worker_side/appworld_suite.py) has five generators, three variants each; the verdict
 each fault family must get follows from how its evaluation.py checks the end state.
 """
 
@@ -119,7 +119,7 @@ def test_the_repair_rejects_every_duplicate_and_no_correct_run(repaired):
 def test_generation_is_deterministic(tmp_path):
     roots = [tmp_path / "a", tmp_path / "b"]
     runs = [
-        subprocess.Popen([str(adapter.PYTHON), str(adapter.GENERATOR), str(root)], stderr=subprocess.PIPE, text=True)
+        subprocess.Popen([str(adapter.python()), str(adapter.GENERATOR), str(root)], stderr=subprocess.PIPE, text=True)
         for root in roots
     ]
     for run in runs:

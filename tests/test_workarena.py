@@ -1,7 +1,7 @@
 """WorkArena: the real form validator (browsergym-workarena 0.5.3) in headless Chromium, against the offline stand-in.
 
 The stand-in is verimut's loopback imitation of ServiceNow's navigation mechanism, not ServiceNow
-(src/verimut/adapters/servicenow_standin.py). One audit of the incident form's first configuration,
+(src/verimut/adapters/workarena/servicenow_standin.py). One audit of the incident form's first configuration,
 under both validation protocols, feeds the browser tests (about two minutes); the rest need no browser.
 """
 
@@ -26,8 +26,9 @@ from verimut.run import Action, Run
 from verimut.store import Store
 
 pytest.importorskip("browsergym.workarena", reason="install with scripts/install-workarena.sh")
-from verimut.adapters import servicenow_standin as standin
 from verimut.adapters import workarena as wa
+from verimut.adapters.workarena import servicenow_standin as standin
+from verimut.benchmark import resolve
 
 TASKS = ["once-after-submit/incident-0", "per-step/incident-0"]
 
@@ -46,7 +47,9 @@ def audited(stand_in, tmp_path_factory):
     out = tmp_path_factory.mktemp("workarena")
     try:
         families = ["claim-only", "omit-divergent", "no-submit", "extra-field"]  # omit-field: operator test below
-        audit_mod.audit(bench, out, tasks=TASKS, families=families, executor=Pool(workers=2, timeout=240), quiet=True)
+        audit_mod.audit(
+            resolve(bench), out, tasks=TASKS, families=families, executor=Pool(workers=2, timeout=240), quiet=True
+        )
     finally:
         bench.close_all()
     return Store(out).read_manifest(), Store(out).rows()
@@ -226,12 +229,10 @@ def test_the_verifier_source_is_workarena_s_own_validate(stand_in):
     assert path.endswith("browsergym/workarena/tasks/form.py") and line > 0 and name == "GenericNewRecordTask.validate"
 
 
-def test_configs_can_be_chosen_and_bad_ones_are_named(monkeypatch):
-    monkeypatch.setenv("VERIMUT_WORKARENA_CONFIGS", "incident:0,2")
-    assert wa._configs() == {"incident": (0, 2)}
-    monkeypatch.setenv("VERIMUT_WORKARENA_CONFIGS", "ticket:1")
+def test_configs_can_be_chosen_and_bad_ones_are_named():
+    assert wa._configs("incident:0,2") == {"incident": (0, 2)}
     with pytest.raises(Exception, match="cannot read 'ticket:1'"):
-        wa._configs()
+        wa._configs("ticket:1")
 
 
 def test_the_install_script_installs_chromium_through_the_repo_step():

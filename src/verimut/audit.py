@@ -21,7 +21,7 @@ from verimut import manifest as manifest_mod
 from verimut import report_html, rewards
 from verimut import summary as summary_mod
 from verimut import swap as swap_mod
-from verimut.benchmark import Benchmark
+from verimut.benchmark import Adapter
 from verimut.errors import AuditError
 from verimut.executor import Executor, InProcess
 from verimut.faults import FAMILIES, of_grammar
@@ -54,8 +54,7 @@ def select_tasks(all_tasks: Sequence[str], suites: Sequence[str] = (), tasks: Se
 def select_families(families: Sequence[str] = (), grammar: str = "api") -> list[str]:
     """The families named, or else every family of the benchmark's grammar ("api", or "form")."""
     for f in families:
-        if f not in FAMILIES:
-            raise AuditError(f"unknown fault family {f!r} (known: {', '.join(FAMILIES)})")
+        FAMILIES.get(f)  # an unknown name is an AuditError naming the known ones
     return list(families) or of_grammar(grammar)
 
 
@@ -90,7 +89,7 @@ def _differences(stored: Manifest, fresh: Manifest) -> str:
 
 
 def prepare(
-    bench: Benchmark,
+    bench: Adapter,
     store: Store,
     tasks: Sequence[str],
     families: Sequence[str],
@@ -121,7 +120,7 @@ def groups(cells: Iterable[Cell]) -> list[list[Cell]]:
 
 
 def score_all(
-    bench: Benchmark,
+    bench: Adapter,
     m: Manifest,
     store: Store,
     executor: Executor,
@@ -177,7 +176,7 @@ def summarize(
 
 
 def _run(
-    bench: Benchmark,
+    bench: Adapter,
     out: Path,
     arm: str,
     tasks: Sequence[str],
@@ -207,7 +206,7 @@ def _run(
 
 
 def swap(
-    bench: Benchmark,
+    bench: Adapter,
     out: Path,
     *,
     suites: Sequence[str] = (),
@@ -217,7 +216,7 @@ def swap(
     quiet: bool = False,
 ) -> swap_mod.Census:
     """The intent-swap census of the chosen tasks (pairs are formed within each suite)."""
-    if not callable(getattr(bench, "verify_as", None)):
+    if bench.verify_as is None:
         raise AuditError(
             f"{bench.name} cannot run the intent-swap census: its adapter has no verify_as(task, episode, run)"
         )
@@ -228,7 +227,7 @@ def swap(
 
 
 def audit(
-    bench: Benchmark,
+    bench: Adapter,
     out: Path,
     *,
     suites: Sequence[str] = (),
@@ -239,7 +238,7 @@ def audit(
     quiet: bool = False,
 ) -> summary_mod.Summary:
     chosen = select_tasks(bench.tasks(), suites, tasks)
-    fams = select_families(families, getattr(bench, "grammar", "api"))
+    fams = select_families(families, bench.grammar)
     result = _run(bench, out, "fault", chosen, fams, executor, console, quiet)
     assert isinstance(result, summary_mod.Summary)
     return result

@@ -10,9 +10,9 @@ from __future__ import annotations
 import math
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import msgspec
 import typer
@@ -28,8 +28,7 @@ from verimut import rank as rank_mod
 from verimut import repair as repair_mod
 from verimut import summary as summary_mod
 from verimut import swap as swap_mod
-from verimut.adapters.workarena import STAND_IN_ENV
-from verimut.benchmark import Benchmark
+from verimut.benchmark import Adapter
 from verimut.errors import AuditError
 from verimut.faults import CONTROL, FAMILIES, GRAMMARS
 from verimut.store import LEDGER, REPAIR, REPORT, REWARDS, SUMMARY_JSON, SUMMARY_MD, Store
@@ -134,20 +133,32 @@ def _finish(
 def _run(
     benchmark: str,
     version: str | None,
+    options: Mapping[str, Any],
     out_dir: Path | None,
     suffix: str,
     runner: executor_mod.Executor,
-    run: Callable[[Benchmark, Path, executor_mod.Executor], summary_mod.Summary | swap_mod.Census],
+    run: Callable[[Adapter, Path, executor_mod.Executor], summary_mod.Summary | swap_mod.Census],
     ci: _CI,
 ) -> None:
     """Load the benchmark, run one arm into its directory, release the executor, report."""
     try:
-        bench = adapters.load(benchmark, version)
+        bench = adapters.load(benchmark, version, options)
         directory = out_dir or Path("verimut-out") / f"{bench.name}-{bench.version}{suffix}"
         result = run(bench, directory, runner)
     finally:
         runner.close()
     _finish(result, directory, ci, sarif.locator(bench))
+
+
+def _options(given: list[str] | None) -> dict[str, Any]:
+    """`--option KEY=VALUE`s as the adapter's options (values stay strings: the adapter reads them)."""
+    options: dict[str, Any] = {}
+    for item in given or ():
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise AuditError(f"--option {item!r}: give KEY=VALUE")
+        options[key.strip()] = value
+    return options
 
 
 _Version = Annotated[str | None, typer.Option("--version", "-v", help="Benchmark version (agentdojo: v1.2).")]
@@ -163,6 +174,14 @@ _Executor = Annotated[str, typer.Option(help="pool (worker processes), inprocess
 _Workers = Annotated[int | None, typer.Option(help="Workers (default: all cores; ray: all cores of this machine).")]
 _Timeout = Annotated[float, typer.Option(help="Seconds before a cell is cut and recorded as error (pool, ray).")]
 _Address = Annotated[str | None, typer.Option(help="Ray: the address of a running cluster (default: start one here).")]
+_Options = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--option",
+        "-O",
+        help="An adapter option, KEY=VALUE (repeatable), e.g. workarena: configs=incident:0,1;change_request:0.",
+    ),
+]
 _FailOn = Annotated[
     str | None,
     typer.Option(
@@ -192,6 +211,7 @@ def audit(
     workers: _Workers = None,
     timeout: _Timeout = 300.0,
     address: _Address = None,
+    option: _Options = None,
     fail_on: _FailOn = None,
     junit_path: _Junit = None,
     sarif_path: _Sarif = None,
@@ -204,25 +224,29 @@ def audit(
     ] = False,
 ) -> None:
     """Audit a benchmark's verifiers with the fault grammar; resume if --out holds a run."""
+    options = _options(option)
     if stand_in:
         if benchmark != "workarena":
             raise AuditError(f"--stand-in is for workarena, not {benchmark!r}")
-        os.environ[STAND_IN_ENV] = "1"  # read by the adapter's create()
+        options["stand_in"] = True
     # Check the gate before any work: a misspelt name should not cost a whole audit. The benchmark (and so
     # its grammar's default families) is not loaded yet: without --family, any registered family is a scope.
     scopes = (CONTROL, *(audit_mod.select_families(family) if family else FAMILIES))
     gate_mod.read(fail_on, gate_mod.Vocabulary("fault", scopes))
 
-    def run(bench: Benchmark, directory: Path, runner: executor_mod.Executor) -> summary_mod.Summary:
+    def run(bench: Adapter, directory: Path, runner: executor_mod.Executor) -> summary_mod.Summary:
         selection = {"suites": suite or (), "tasks": task or (), "families": family or ()}
         return audit_mod.audit(bench, directory, **selection, executor=runner, console=err, quiet=quiet)
 
     _run(
         benchmark,
         version,
+        options,
         out_dir,
         "",
-        executor_mod.make(executor, workers, timeout, benchmark=benchmark, version=version, address=address),
+        executor_mod.make(
+            executor, workers, timeout, benchmark=benchmark, version=version, options=options, address=address
+        ),
         run,
         _CI(fail_on, junit_path, sarif_path),
     )
@@ -240,6 +264,7 @@ def swap(
     workers: _Workers = None,
     timeout: _Timeout = 300.0,
     address: _Address = None,
+    option: _Options = None,
     fail_on: _FailOn = None,
     junit_path: _Junit = None,
     sarif_path: _Sarif = None,
@@ -247,7 +272,7 @@ def swap(
     """The intent-swap census: grade each task's reference run with every other task's verifier (per suite)."""
     gate_mod.read(fail_on)  # the syntax now; the suite names once the benchmark is loaded
 
-    def run(bench: Benchmark, directory: Path, runner: executor_mod.Executor) -> swap_mod.Census:
+    def run(bench: Adapter, directory: Path, runner: executor_mod.Executor) -> swap_mod.Census:
         chosen = audit_mod.select_tasks(bench.tasks(), suite or (), task or ())
         suites = tuple(dict.fromkeys(swap_mod.suite_of(t) for t in chosen))
         gate_mod.read(fail_on, gate_mod.Vocabulary(swap_mod.SWAP, suites))
@@ -255,12 +280,16 @@ def swap(
             bench, directory, suites=suite or (), tasks=task or (), executor=runner, console=err, quiet=quiet
         )
 
+    options = _options(option)
     _run(
         benchmark,
         version,
+        options,
         out_dir,
         "-swap",
-        executor_mod.make(executor, workers, timeout, benchmark=benchmark, version=version, address=address),
+        executor_mod.make(
+            executor, workers, timeout, benchmark=benchmark, version=version, options=options, address=address
+        ),
         run,
         _CI(fail_on, junit_path, sarif_path),
     )
@@ -297,7 +326,7 @@ def report(
     with store.lock():
         rows = store.rows()
         locate = None
-        if sarif_path is not None and (benchmark is not None or m.benchmark in adapters.BUILTIN):
+        if sarif_path is not None and (benchmark is not None or adapters.known(m.benchmark)):
             locate = sarif.locator(adapters.load(benchmark or m.benchmark, m.version))
         result = audit_mod.summarize(m, rows, store, procredit_c)
     _finish(result, directory, _CI(fail_on, junit_path, sarif_path), locate)
@@ -322,7 +351,7 @@ def repair(
     gate = gate_mod.read(fail_on, gate_mod.Vocabulary("repair", ()))
     store = Store(directory)
     m = store.read_manifest()
-    if benchmark is None and m.benchmark not in adapters.BUILTIN:
+    if benchmark is None and not adapters.known(m.benchmark):
         raise AuditError(f"{m.benchmark!r} is not built in: give --benchmark module:object, as given to `audit`")
     bench = adapters.load(benchmark or m.benchmark, m.version)
     with store.lock():

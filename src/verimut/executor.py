@@ -18,13 +18,14 @@ import math
 import multiprocessing as mp
 import os
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from multiprocessing.connection import Connection, wait
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from verimut.children import die_with_parent
 from verimut.errors import AuditError
 from verimut.records import Cell, CellResult
+from verimut.registry import Registry
 from verimut.scorer import Scorer
 
 DEFAULT_TIMEOUT = 300.0
@@ -156,7 +157,7 @@ class Pool:
             return
         ctx = mp.get_context("fork")
         # A benchmark on shared live state (one WorkArena instance) says how many cells it takes at once.
-        limit = getattr(scorer.bench, "concurrency", None) or self.workers
+        limit = scorer.bench.concurrency or self.workers
         pool = [_Process(ctx, scorer) for _ in range(min(self.workers, len(pending), limit))]
         try:
             yield from self._drive(ctx, scorer, pool, pending)
@@ -204,7 +205,7 @@ class Pool:
 class Ray:
     """Score cells in Ray actors: a local Ray instance started here, or a cluster at `address`.
 
-    Each actor loads the adapter itself (from the benchmark name the command line was given)
+    Each actor loads the adapter itself (from the benchmark name and options the command line was given)
     and decodes the manifest once, so nothing but cells and results crosses the wire.
     """
 
@@ -217,6 +218,7 @@ class Ray:
         workers: int | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         address: str | None = None,
+        options: Mapping[str, Any] | None = None,
     ) -> None:
         try:
             import ray  # noqa: F401
@@ -226,7 +228,7 @@ class Ray:
             ) from None
         if benchmark is None:
             raise AuditError("--executor ray needs the benchmark by name (a built-in name or module:object)")
-        self.benchmark, self.version = benchmark, version
+        self.benchmark, self.version, self.options = benchmark, version, dict(options or {})
         self.workers = _check(workers, timeout)
         self.timeout = timeout
         self.address = address
@@ -277,7 +279,7 @@ class Ray:
         manifest = ray.put(_encode(scorer.manifest))
 
         def spawn() -> Any:
-            return actor_cls.remote(self.benchmark, self.version, manifest, os.getcwd())
+            return actor_cls.remote(self.benchmark, self.version, self.options, manifest, os.getcwd())
 
         slots = [_RaySlot(spawn()) for _ in range(min(self.workers, len(pending)))]
         try:
@@ -348,7 +350,9 @@ def _encode(m: Any) -> bytes:
 class _RayScorer:
     """The Ray actor: a Scorer of its own, built from the benchmark name and the manifest."""
 
-    def __init__(self, benchmark: str, version: str | None, manifest: bytes, cwd: str) -> None:
+    def __init__(
+        self, benchmark: str, version: str | None, options: Mapping[str, Any], manifest: bytes, cwd: str
+    ) -> None:
         import sys
 
         import msgspec
@@ -362,13 +366,28 @@ class _RayScorer:
         if os.path.isdir(cwd) and cwd not in sys.path:
             sys.path.insert(0, cwd)
 
-        self.scorer = Scorer(adapters.load(benchmark, version), msgspec.json.decode(manifest, type=Manifest))
+        adapter = adapters.load(benchmark, version, options)
+        self.scorer = Scorer(adapter, msgspec.json.decode(manifest, type=Manifest))
 
     def score(self, cell: Cell) -> CellResult:
         return self.scorer.score(cell)
 
 
-EXECUTORS = ("pool", "inprocess", "ray")
+class Settings(NamedTuple):
+    """What an executor may be given; each takes what it needs."""
+
+    workers: int | None = None
+    timeout: float = DEFAULT_TIMEOUT
+    benchmark: str | None = None  # by name, for executors whose workers load the adapter themselves
+    version: str | None = None
+    options: Mapping[str, Any] = {}  # the adapter's options, as given to adapters.load
+    address: str | None = None
+
+
+EXECUTORS: Registry[Callable[[Settings], Executor]] = Registry("executor")
+EXECUTORS.register("pool", lambda s: Pool(s.workers, s.timeout))
+EXECUTORS.register("inprocess", lambda s: InProcess())
+EXECUTORS.register("ray", lambda s: Ray(s.benchmark, s.version, s.workers, s.timeout, s.address, s.options))
 
 
 def make(
@@ -378,14 +397,9 @@ def make(
     *,
     benchmark: str | None = None,
     version: str | None = None,
+    options: Mapping[str, Any] | None = None,
     address: str | None = None,
 ) -> Executor:
     if address is not None and name != "ray":
         raise AuditError("--address is for --executor ray")
-    if name == "inprocess":
-        return InProcess()
-    if name == "pool":
-        return Pool(workers, timeout)
-    if name == "ray":
-        return Ray(benchmark, version, workers, timeout, address)
-    raise AuditError(f"unknown executor {name!r} (known: {', '.join(EXECUTORS)})")
+    return EXECUTORS.get(name)(Settings(workers, timeout, benchmark, version, dict(options or {}), address))

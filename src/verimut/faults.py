@@ -19,6 +19,7 @@ import msgspec
 
 from verimut import forms
 from verimut.pinned import ValueIndex, alternative, pins
+from verimut.registry import Registry
 from verimut.run import Action, Run
 
 CONTROL = "control"
@@ -52,7 +53,7 @@ class FaultContext(msgspec.Struct, frozen=True):
 
 
 Operator = Callable[[Run, FaultContext], "list[Edit] | Refusal"]
-FAMILIES: dict[str, Operator] = {}
+FAMILIES: Registry[Operator] = Registry("fault family")
 # Which grammar each family belongs to: "api" (tool-call benchmarks) or "form" (form benchmarks,
 # whose adapters say `grammar = "form"`). An audit runs its benchmark's grammar unless told otherwise.
 GRAMMARS: dict[str, tuple[str, ...]] = {}
@@ -64,9 +65,9 @@ def family(name: str, grammars: tuple[str, ...] = ("api",)) -> Callable[[Operato
     """Register an operator under a family name."""
 
     def register(op: Operator) -> Operator:
-        if name in FAMILIES or name == CONTROL:
+        if name == CONTROL:
             raise ValueError(f"fault family {name!r} is already registered")
-        FAMILIES[name] = op
+        FAMILIES.register(name, op)
         GRAMMARS[name] = grammars
         return op
 

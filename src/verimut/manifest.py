@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 
 from verimut import __version__, forms, oracle
-from verimut.benchmark import Benchmark
+from verimut.benchmark import Adapter, Benchmark
 from verimut.census import CensusEntry, idempotence
 from verimut.errors import AuditError
 from verimut.faults import CONTROL, FAMILIES, USES_CENSUS, FaultContext, Refusal
@@ -106,7 +106,7 @@ def _initial_checks(bench: Benchmark, task: str) -> dict[str, bool]:
 
 
 def build(
-    bench: Benchmark,
+    bench: Adapter,
     tasks: Sequence[str],
     families: Sequence[str],
     tick: Callable[[str], None] = lambda _: None,
@@ -124,8 +124,7 @@ def build(
         digest = hashlib.sha256(oracle.canonical(refs.starts[task])).hexdigest()[:16]
         census: list[CensusEntry] = []
         unpinned: list[str] = []
-        describe = getattr(bench, "form", None)  # optional (forms.py): a form task's fields and defaults
-        form = describe(task) if callable(describe) else None
+        form = bench.form(task) if bench.form is not None else None  # a form task's fields and defaults
         if arm == "fault":
             census, unpinned, task_cells = _fault_cells(bench, task, refs, families, ignore, form)
             cells += task_cells

@@ -109,7 +109,7 @@ def run_audit(
     from verimut import executor as executor_mod
     from verimut.store import Store
 
-    bench = adapters.load(benchmark, version) if isinstance(benchmark, str) else benchmark
+    bench = adapters.load(benchmark, version) if isinstance(benchmark, str) else adapters.resolve(benchmark)
     # Ray's actors load the adapter by name (the pool forks, so an object does there).
     name = benchmark if isinstance(benchmark, str) else None
     if name is None and executor == "ray":

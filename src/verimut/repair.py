@@ -33,7 +33,7 @@ from typing import Any
 import msgspec
 
 from verimut import oracle
-from verimut.benchmark import Benchmark, Verdict
+from verimut.benchmark import Benchmark, Verdict, resolve
 from verimut.classify import classify
 from verimut.errors import AuditError
 from verimut.records import CellResult, Manifest, Outcome
@@ -308,7 +308,7 @@ def ends_of(bench: Benchmark, m: Manifest, cell_ids: Sequence[str]) -> dict[str,
 
 def regrade(bench: Benchmark, m: Manifest, rows: Mapping[str, CellResult], module: Any) -> list[Regrade]:
     """Every cell the audit graded, replayed and graded again with the repaired verifiers."""
-    replayer = Replayer(bench, {t: f.reference for t, f in m.tasks.items()})
+    replayer = Replayer(resolve(bench), {t: f.reference for t, f in m.tasks.items()})
     out = []
     for cell in m.cells:
         row = rows.get(cell.cell_id)

@@ -8,7 +8,7 @@ from typing import Any
 
 import msgspec
 
-from verimut.benchmark import Benchmark
+from verimut.benchmark import Adapter, Benchmark
 from verimut.run import Run, Step
 
 
@@ -35,7 +35,7 @@ def replay(bench: Benchmark, task: str, run: Run) -> Replay:
 class _Checkpoint:
     """A task's reference run, replayed once: the episode after its last action, kept to fork."""
 
-    def __init__(self, bench: Any, task: str, reference: Run) -> None:
+    def __init__(self, bench: Benchmark, task: str, reference: Run) -> None:
         self.run = reference
         done = replay(bench, task, reference)
         self.start, self.end, self.steps = done.start, done.end, done.steps
@@ -54,11 +54,10 @@ class Replayer:
     kept for the `keep` tasks used last (work arrives grouped by run).
     """
 
-    def __init__(self, bench: Benchmark, references: Mapping[str, Run], keep: int = 4) -> None:
+    def __init__(self, bench: Adapter, references: Mapping[str, Run], keep: int = 4) -> None:
         self.bench = bench
         self.references = references
         self.keep = keep
-        self.forks = callable(getattr(bench, "fork", None))
         self._tasks: OrderedDict[str, _Checkpoint] = OrderedDict()
 
     def _checkpoint(self, task: str) -> _Checkpoint:
@@ -75,10 +74,11 @@ class Replayer:
         return self._checkpoint(task).end
 
     def replay(self, task: str, run: Run) -> Replay:
-        if not self.forks or self.references.get(task) != run:
+        fork = self.bench.fork
+        if fork is None or self.references.get(task) != run:
             return replay(self.bench, task, run)
         cp = self._checkpoint(task)
         if cp.episode is None:
             return replay(self.bench, task, run)
-        episode = self.bench.fork(cp.episode)  # type: ignore[attr-defined]
+        episode = fork(cp.episode)
         return Replay(episode, cp.start, cp.end, list(cp.steps))

@@ -20,20 +20,17 @@ import importlib
 from collections.abc import Callable, Mapping
 
 from verimut.errors import AuditError
+from verimut.registry import Registry
 
 Checks = Mapping[str, bool]
 Formula = Callable[[Checks, Checks, float], float]
 
-FORMULAS: dict[str, Formula] = {}
+FORMULAS: Registry[Formula] = Registry("reward formula")
 DEFAULT_C = 0.5
 
 
 def formula(name: str) -> Callable[[Formula], Formula]:
-    def register(fn: Formula) -> Formula:
-        FORMULAS[name] = fn
-        return fn
-
-    return register
+    return FORMULAS.register(name)
 
 
 @formula("canopy")

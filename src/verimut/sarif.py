@@ -22,6 +22,7 @@ from typing import Any
 import msgspec
 
 from verimut import __version__, evidence
+from verimut.benchmark import Adapter
 from verimut.faults import FAMILIES
 from verimut.records import Cell, CellResult, Manifest
 from verimut.swap import SWAP
@@ -163,7 +164,6 @@ def write(
     return path
 
 
-def locator(bench: Any) -> Locator | None:
+def locator(bench: Adapter) -> Locator | None:
     """The adapter's `verifier_source`, when it has one."""
-    fn = getattr(bench, "verifier_source", None)
-    return fn if callable(fn) else None
+    return bench.verifier_source

@@ -10,7 +10,7 @@ from typing import Any
 import msgspec
 
 from verimut import oracle
-from verimut.benchmark import Benchmark, Verdict
+from verimut.benchmark import Adapter, Verdict
 from verimut.classify import classify, classify_swap
 from verimut.errors import AuditError, BenchmarkCrash
 from verimut.records import Cell, CellResult, Difference, Evidence, Manifest, Outcome
@@ -24,7 +24,7 @@ Found = dict[str, Any]
 class Scorer:
     """Scores cells of one manifest. Keeps each task's reference end state once computed."""
 
-    def __init__(self, bench: Benchmark, manifest: Manifest) -> None:
+    def __init__(self, bench: Adapter, manifest: Manifest) -> None:
         self.bench = bench
         self.manifest = manifest
         self.ignore = manifest.ignore
@@ -106,8 +106,8 @@ class Scorer:
 
     def _score_swap(self, cell: Cell, run: Run) -> CellResult:
         """Task j's run, replayed from j's start, graded by task i's verifier (i = cell.task)."""
-        verify_as = getattr(self.bench, "verify_as", None)
-        if not callable(verify_as):
+        verify_as = self.bench.verify_as
+        if verify_as is None:
             raise AuditError(
                 f"{self.manifest.benchmark} cannot grade one task's run with another's verifier (no verify_as)"
             )
@@ -149,5 +149,5 @@ class Scorer:
         return verdict
 
     def _why_missed(self, task: str, collections: list[str]) -> str | None:
-        explain = getattr(self.bench, "explain", None)
-        return explain(task, collections) if callable(explain) else None
+        explain = self.bench.explain
+        return explain(task, collections) if explain is not None else None

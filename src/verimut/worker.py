@@ -13,7 +13,10 @@ episode object that stays here: verimut gets a handle for it.
 
 Protocol: one JSON object per line each way. verimut sends {"id", "method", "params"}; the
 worker answers {"id", "result"} or {"id", "error"} (the adapter raised: the message, one line).
-The first line the worker writes is {"ready": {"name", "version", "telemetry", "fork"}}.
+The first line the worker writes is {"ready": {"name", "version", "telemetry", OPTIONAL...}}, where each of
+OPTIONAL ("fork", "verify_as", "explain", "verifier_source") is true when the adapter has that method:
+verimut offers only those (see verimut.benchmark for what each does). A `close(episode)` method, when
+there is one, is called for each episode verimut lets go.
 End of input ends the worker.
 """
 
@@ -34,11 +37,23 @@ def _load(spec: str) -> Any:
     return obj() if isinstance(obj, type) else obj
 
 
+# The optional methods verimut may call (verimut.benchmark declares them), announced in the first line.
+OPTIONAL = ("fork", "verify_as", "explain", "verifier_source")
+
+
+def _method(adapter: Any, name: str) -> Any:
+    member = getattr(adapter, name, None)
+    return member if callable(member) else None
+
+
 class Server:
     def __init__(self, adapter: Any) -> None:
         self.adapter = adapter
         self.episodes: dict[int, Any] = {}
         self.next = 0
+        # Looked up once: this interpreter cannot import verimut's own resolution (verimut.benchmark).
+        self.optional = {name: _method(adapter, name) for name in OPTIONAL}
+        self.close = _method(adapter, "close")
 
     def _keep(self, episode: Any) -> int:
         self.next += 1
@@ -68,14 +83,21 @@ class Server:
             return a.snapshot(self._episode(p["episode"]))
         if method == "verify":
             return a.verify(self._episode(p["episode"]), p["run"])
+        if method in OPTIONAL and self.optional[method] is None:
+            raise ValueError(f"the adapter has no {method}")
         if method == "verify_as":
             return a.verify_as(p["task"], self._episode(p["episode"]), p["run"])
         if method == "fork":
             return self._keep(a.fork(self._episode(p["episode"])))
+        if method == "explain":
+            return a.explain(p["task"], p["collections"])
+        if method == "verifier_source":
+            found = a.verifier_source(p["task"])
+            return list(found) if found is not None else None
         if method == "close":
             episode = self.episodes.pop(p["episode"], None)
-            if episode is not None and hasattr(a, "close"):
-                a.close(episode)
+            if episode is not None and self.close is not None:
+                self.close(episode)
             return None
         raise ValueError(f"unknown method {method!r}")
 
@@ -112,8 +134,7 @@ def main(argv: list[str]) -> int:
         "name": adapter.name,
         "version": adapter.version,
         "telemetry": list(adapter.telemetry),
-        "fork": hasattr(adapter, "fork"),
-        "verify_as": hasattr(adapter, "verify_as"),
+        **{name: member is not None for name, member in server.optional.items()},
     }
     out.write(json.dumps({"ready": hello}) + "\n")
     for line in sys.stdin:

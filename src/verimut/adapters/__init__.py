@@ -1,61 +1,75 @@
-"""Benchmark adapters, one module each, and how a name on the command line finds one.
+"""Benchmark adapters, one module (or package) each, and how a name on the command line finds one.
 
-A name is either a built-in benchmark ("agentdojo") or `module:object`, where the object
-is an adapter (it implements `verimut.benchmark.Benchmark`) or a callable that takes the
-requested version (or None) and returns one.
+A name is a registered benchmark (the built-ins below, and any installed package's entry point in
+the group `verimut.benchmarks`, e.g. `[project.entry-points."verimut.benchmarks"] mybench =
+"mypkg:create"`), or `module:object`. The object is an adapter (it implements
+`verimut.benchmark.Benchmark`) or a callable that takes the requested version (or None) and the
+adapter's options as keywords, and returns one.
 """
 
 from __future__ import annotations
 
-import importlib
+import inspect
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from verimut.benchmark import Benchmark
+from verimut.benchmark import Adapter, Benchmark, resolve
 from verimut.errors import AuditError
+from verimut.registry import Registry, load_spec
 
-BUILTIN = {
-    "agentdojo": "verimut.adapters.agentdojo:create",
-    "appworld": "verimut.adapters.appworld:create",
-    "bfcl": "verimut.adapters.bfcl:create",
-    "tau2": "verimut.adapters.tau2:create",
-    "workarena": "verimut.adapters.workarena:create",
-}
+__all__ = ["BENCHMARKS", "Adapter", "load", "resolve"]
+
+BENCHMARKS: Registry[Any] = Registry("benchmark", entry_points="verimut.benchmarks", hint="; or give module:object")
+BENCHMARKS.register("agentdojo", "verimut.adapters.agentdojo:create")
+BENCHMARKS.register("appworld", "verimut.adapters.appworld:create")
+BENCHMARKS.register("bfcl", "verimut.adapters.bfcl:create")
+BENCHMARKS.register("tau2", "verimut.adapters.tau2:create")
+BENCHMARKS.register("workarena", "verimut.adapters.workarena:create")
+
 _REQUIRED = ("name", "version", "telemetry", *(m for m in dir(Benchmark) if not m.startswith("_")))
 
 
-def _import(spec: str) -> Any:
-    module_name, _, attr = spec.partition(":")
+def _find(name: str) -> Any:
+    if ":" not in name:
+        return BENCHMARKS.get(name)
     if "" not in sys.path and str(Path.cwd()) not in sys.path:
         sys.path.insert(0, str(Path.cwd()))  # so `mybench:adapter` finds ./mybench.py, as python -m would
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as e:
-        raise AuditError(f"cannot import {module_name!r} for benchmark {spec!r}: {e}") from None
-    try:
-        return getattr(module, attr)
-    except AttributeError:
-        raise AuditError(f"module {module_name!r} has no attribute {attr!r}") from None
+    return load_spec(name, f"benchmark {name!r}")
 
 
-def load(name: str, version: str | None = None) -> Benchmark:
-    """The adapter for a benchmark name or `module:object`."""
-    if name in BUILTIN:
-        spec = BUILTIN[name]
-    elif ":" in name:
-        spec = name
+def load(name: str, version: str | None = None, options: Mapping[str, Any] | None = None) -> Adapter:
+    """The adapter for a benchmark name or `module:object`, with its capabilities resolved.
+
+    `options` go to the factory as keywords (`create(version, **options)`): e.g. WorkArena's
+    `stand_in` and `configs`, AppWorld's `appworld_python`.
+    """
+    obj = _find(name)
+    if _implements(obj):
+        if options:
+            raise AuditError(f"{name!r} is an adapter object: it takes no options ({', '.join(options)})")
+        bench = obj
+    elif callable(obj):
+        if options:
+            try:
+                inspect.signature(obj).bind(version, **options)
+            except TypeError as e:
+                raise AuditError(f"{name!r} does not take the options given ({', '.join(options)}): {e}") from None
+        bench = obj(version, **(options or {}))
     else:
-        known = ", ".join(sorted(BUILTIN))
-        raise AuditError(f"unknown benchmark {name!r} (built in: {known}; or give module:object)")
-    obj = _import(spec)
-    bench = obj if _implements(obj) else obj(version) if callable(obj) else obj
+        bench = obj
     missing = [m for m in _REQUIRED if not hasattr(bench, m)]
     if missing:
         raise AuditError(f"{name!r} does not implement the adapter interface: missing {', '.join(missing)}")
     if version is not None and bench.version != version:
         raise AuditError(f"{name!r} is version {bench.version!r}, not the requested {version!r}")
-    return bench
+    return resolve(bench)
+
+
+def known(name: str) -> bool:
+    """Whether `name` is a registered benchmark (built in, or an installed package's entry point)."""
+    return name in BENCHMARKS
 
 
 def _implements(obj: Any) -> bool:

@@ -25,6 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from verimut.adapters.base import plain, unknown_task
 from verimut.benchmark import Verdict
 from verimut.errors import AuditError
 from verimut.run import Action, Run, Step
@@ -50,28 +51,32 @@ class Episode:
 _SET_VALUED = frozenset({"participants"})
 
 
-def _strings(value: Any) -> bool:
-    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+def _unordered(name: str, value: Any) -> Any:
+    if name in _SET_VALUED and isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return sorted(value)
+    return value
 
 
-def _plain(obj: Any) -> Any:
-    """Plain JSON data of an environment, without `initial_*` aliases or computed fields."""
-    if isinstance(obj, BaseModel):
-        return {
-            name: sorted(value) if name in _SET_VALUED and _strings(value) else value
-            for name, value in (
-                (name, _plain(getattr(obj, name))) for name in type(obj).model_fields if not name.startswith("initial_")
-            )
-        }
-    if isinstance(obj, dict):
-        return {str(k): _plain(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple, set, frozenset)):
-        return [_plain(v) for v in obj]
+def _fields(obj: Any) -> Mapping[str, Any] | None:
+    """A model's own fields: not the `initial_*` aliases, not computed fields."""
+    if not isinstance(obj, BaseModel):
+        return None
+    return {
+        name: _unordered(name, getattr(obj, name)) for name in type(obj).model_fields if not name.startswith("initial_")
+    }
+
+
+def _scalar(obj: Any) -> Any:
     if isinstance(obj, (datetime.datetime, datetime.date, datetime.time)):
         return obj.isoformat()
     if isinstance(obj, enum.Enum):
         return obj.value
     return obj
+
+
+def _plain(obj: Any) -> Any:
+    """Plain JSON data of an environment."""
+    return plain(obj, _fields, _scalar)
 
 
 class AgentDojo:
@@ -109,7 +114,7 @@ class AgentDojo:
         suite_name, _, tid = task_id.partition("/")
         suite = self._suites.get(suite_name)
         if suite is None or tid not in suite.user_tasks:
-            raise AuditError(f"unknown AgentDojo task {task_id!r}")
+            raise unknown_task("AgentDojo", task_id)
         return suite, suite.user_tasks[tid]
 
     def instruction(self, task: str) -> str:

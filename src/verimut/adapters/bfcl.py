@@ -44,14 +44,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from verimut.adapters.base import check_version, plain, require
 from verimut.benchmark import Verdict
 from verimut.errors import AuditError
 from verimut.run import Action, Run, Step
 
-try:
-    VERSION = importlib.metadata.version("bfcl-eval")
-except importlib.metadata.PackageNotFoundError:
-    VERSION = "missing"
 CATEGORIES = ("base", "miss_func", "miss_param", "long_context")
 TURN = "<turn>"  # marks where a turn begins; the checker grades per turn
 
@@ -264,16 +261,6 @@ def turns_of(run: Run) -> list[list[str]]:
 
 
 # -- state as plain data ---------------------------------------------------------------------------
-def _plain(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, (set, frozenset)):
-        return sorted((_plain(v) for v in value), key=repr)
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return value
-    return repr(value)
 
 
 def _tree(directory: Any, path: str, files: dict[str, Any], dirs: list[str]) -> None:
@@ -310,9 +297,9 @@ def _instance_state(instance: Any) -> dict[str, Any]:
         elif attr == "_current_dir" and hasattr(value, "contents"):
             private["_current_dir"] = _path_of(value)
         elif attr.startswith("_"):
-            private[attr] = _plain(value)
+            private[attr] = plain(value)
         else:
-            state[attr] = _plain(value)
+            state[attr] = plain(value)
     if private:
         state["_private"] = private
     return state
@@ -324,9 +311,7 @@ class BFCL:
     telemetry: Sequence[str] = ("*.TravelAPI._private._flight_cost_lookup",)
 
     def __init__(self, version: str | None = None) -> None:
-        if VERSION == "missing":
-            raise AuditError("bfcl-eval is not installed: run `bash scripts/install-bfcl.sh` first")
-        self.version = VERSION
+        self.version = require("bfcl-eval", "bfcl-eval", "install-bfcl.sh")
         self._entries: dict[str, Entry] = {}
         data = _data_dir()
         for category in CATEGORIES:
@@ -496,6 +481,5 @@ class BFCL:
 
 def create(version: str | None = None) -> BFCL:
     bench = BFCL()
-    if version is not None and version != bench.version:
-        raise AuditError(f"bfcl is bfcl-eval {bench.version}, not the requested {version!r}")
+    check_version("bfcl", "bfcl-eval", bench.version, version)
     return bench

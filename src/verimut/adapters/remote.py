@@ -2,7 +2,9 @@
 
 verimut's side of the seam: an adapter whose every call goes to a worker process running the
 benchmark in its own environment (for dependencies that clash with verimut's). Episodes stay
-in the worker; verimut holds handles, and a handle verimut drops is closed in the worker.
+in the worker; verimut holds handles, and a handle verimut drops is closed in the worker. Of the
+optional methods (verimut.benchmark), the adapter offers those its worker announces it has: the
+others are None, which `verimut.benchmark.resolve` reads as absent.
 
 Each process that uses the adapter gets its own worker (a forked pool worker starts one on
 its first call). A call that takes longer than `timeout`, or a worker that dies, raises
@@ -16,7 +18,7 @@ import os
 import select
 import subprocess
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -60,10 +62,13 @@ class Remote:
         self.name: str = hello["name"]
         self.version: str = hello["version"]
         self.telemetry: Sequence[str] = tuple(hello["telemetry"])
-        if not hello.get("fork"):
-            self.fork = None  # type: ignore[assignment]  # no fork: verimut replays from reset
-        if not hello.get("verify_as"):
-            self.verify_as = None  # type: ignore[assignment]
+        has = {name for name in ("fork", "verify_as", "explain", "verifier_source") if hello.get(name)}
+        self.fork: Callable[[Handle], Handle] | None = self._fork if "fork" in has else None
+        self.verify_as: Callable[[str, Handle, Run], Verdict] | None = self._verify_as if "verify_as" in has else None
+        self.explain: Callable[[str, Sequence[str]], str | None] | None = self._explain if "explain" in has else None
+        self.verifier_source: Callable[[str], tuple[str, int, str] | None] | None = (
+            self._verifier_source if "verifier_source" in has else None
+        )
 
     # -- the process -----------------------------------------------------------------------
     def _start(self) -> dict[str, Any]:
@@ -174,9 +179,18 @@ class Remote:
         raw = self._call("verify", episode=self._handle(episode), run=msgspec.to_builtins(run))
         return msgspec.convert(raw, Verdict)
 
-    def verify_as(self, task: str, episode: Handle, run: Run) -> Verdict:
+    # -- the optional methods, offered as the worker's adapter has them (see __init__) -------------
+    def _verify_as(self, task: str, episode: Handle, run: Run) -> Verdict:
         raw = self._call("verify_as", task=task, episode=self._handle(episode), run=msgspec.to_builtins(run))
         return msgspec.convert(raw, Verdict)
 
-    def fork(self, episode: Handle) -> Handle:
+    def _fork(self, episode: Handle) -> Handle:
         return Handle(self, self._call("fork", episode=self._handle(episode)), self._generation)
+
+    def _explain(self, task: str, collections: Sequence[str]) -> str | None:
+        found = self._call("explain", task=task, collections=list(collections))
+        return None if found is None else str(found)
+
+    def _verifier_source(self, task: str) -> tuple[str, int, str] | None:
+        found = self._call("verifier_source", task=task)
+        return None if found is None else (str(found[0]), int(found[1]), str(found[2]))

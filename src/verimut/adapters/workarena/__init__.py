@@ -44,6 +44,7 @@ from typing import Any
 import msgspec
 
 from verimut import forms
+from verimut.adapters.base import require, unknown_task
 from verimut.benchmark import Verdict
 from verimut.errors import AuditError
 from verimut.run import Action, Run, Step
@@ -51,7 +52,7 @@ from verimut.run import Action, Run, Step
 VERSION = "0.5.3"
 PROTOCOLS = ("once-after-submit", "per-step")
 # Form -> (task class name, config indices audited by default). Config 0 of each form is the default;
-# VERIMUT_WORKARENA_CONFIGS="incident:0,1;change_request:0" audits others.
+# the `configs` option (`--option configs="incident:0,1;change_request:0"`) audits others.
 FORMS = {"incident": "CreateIncidentTask", "change_request": "CreateChangeRequestTask"}
 DEFAULT_CONFIGS: dict[str, tuple[int, ...]] = {"incident": (0,), "change_request": (0,)}
 SEED = 7001  # the paper's reset seed
@@ -68,7 +69,6 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 STEP_TIMEOUT_MS = 10_000  # WorkArena's task timeout; a submit that does not navigate stops waiting here
-STAND_IN_ENV = "VERIMUT_WORKARENA_STAND_IN"
 log = logging.getLogger(__name__)
 
 
@@ -90,15 +90,15 @@ class Episode:
     closed: bool = False
 
 
-def _configs() -> dict[str, tuple[int, ...]]:
-    spec = os.environ.get("VERIMUT_WORKARENA_CONFIGS", "")
+def _configs(spec: str | None = None) -> dict[str, tuple[int, ...]]:
+    """The `configs` option ("incident:0,1;change_request:0") as form -> config indices."""
     if not spec:
         return DEFAULT_CONFIGS
     out: dict[str, tuple[int, ...]] = {}
     for part in filter(None, spec.split(";")):
         name, _, idx = part.partition(":")
         if name not in FORMS or not re.fullmatch(r"\d+(,\d+)*", idx):
-            raise AuditError(f"VERIMUT_WORKARENA_CONFIGS: cannot read {part!r} (like incident:0,1;change_request:0)")
+            raise AuditError(f"configs: cannot read {part!r} (like incident:0,1;change_request:0)")
         out[name] = tuple(int(i) for i in idx.split(","))
     return out
 
@@ -124,13 +124,15 @@ class WorkArena:
     grammar = "form"  # audited with the form fault families (faults.py)
     concurrency = 1  # cells one at a time: the instance is shared state
 
-    def __init__(self, url: str, credentials: tuple[str, str], *, stand_in: bool = False) -> None:
+    def __init__(
+        self, url: str, credentials: tuple[str, str], *, stand_in: bool = False, configs: str | None = None
+    ) -> None:
         from browsergym.workarena.instance import SNowInstance  # type: ignore[import-untyped]
 
         self.stand_in = stand_in
         self.version = f"{VERSION}-stand-in" if stand_in else VERSION
         self.instance = SNowInstance(snow_url=url, snow_credentials=credentials)
-        self.configs = _configs()
+        self.configs = _configs(configs)
         self._pid = 0
         self._playwright: Any = None
         self._browser: Any = None
@@ -161,7 +163,7 @@ class WorkArena:
         protocol, _, rest = task.partition("/")
         form, _, idx = rest.rpartition("-")
         if protocol not in PROTOCOLS or form not in FORMS or not idx.isdigit():
-            raise AuditError(f"unknown WorkArena task {task!r} (like {self.tasks()[0]!r})")
+            raise unknown_task("WorkArena", task, self.tasks()[0])
         return protocol, form, int(idx)
 
     def _config(self, form: str, index: int) -> dict[str, Any]:
@@ -457,25 +459,21 @@ _STAND_IN: Any = None
 def _stand_in_url() -> tuple[str, tuple[str, str]]:
     """Start the offline stand-in (once per process) and say where it listens."""
     global _STAND_IN
-    from verimut.adapters import servicenow_standin
+    from verimut.adapters.workarena import servicenow_standin
 
     if _STAND_IN is None:
         _STAND_IN = servicenow_standin.StandIn().start()
     return _STAND_IN.url, servicenow_standin.ADMIN
 
 
-def create(version: str | None = None) -> WorkArena:
-    try:
-        importlib.metadata.version("browsergym-workarena")
-    except importlib.metadata.PackageNotFoundError:
-        raise AuditError(
-            "WorkArena is not installed: run `bash scripts/install-workarena.sh` (browsergym-workarena, Chromium)"
-        ) from None
+def create(version: str | None = None, *, stand_in: bool | str = False, configs: str | None = None) -> WorkArena:
+    """Options: `stand_in` (the offline stand-in, not ServiceNow: `--stand-in`), `configs` (see DEFAULT_CONFIGS)."""
+    require("browsergym-workarena", "WorkArena", "install-workarena.sh")
     if not os.path.exists(CHROMIUM):
         raise AuditError(f"{CHROMIUM} is missing: run `bash scripts/install-chromium.sh`")
-    if os.environ.get(STAND_IN_ENV):
+    if stand_in not in (False, "", "0", "false", "no"):  # from --option, a flag arrives as text
         url, creds = _stand_in_url()
-        return WorkArena(url, creds, stand_in=True)
+        return WorkArena(url, creds, stand_in=True, configs=configs)
     names = ("SNOW_INSTANCE_URL", "SNOW_INSTANCE_UNAME", "SNOW_INSTANCE_PWD")
     missing = [n for n in names if not os.environ.get(n)]
     if missing:
@@ -483,4 +481,4 @@ def create(version: str | None = None) -> WorkArena:
             f"no ServiceNow instance named: set {', '.join(missing)} (WorkArena's own settings), "
             "or audit the offline stand-in with --stand-in"
         )
-    return WorkArena(os.environ[names[0]], (os.environ[names[1]], os.environ[names[2]]))
+    return WorkArena(os.environ[names[0]], (os.environ[names[1]], os.environ[names[2]]), configs=configs)

@@ -1,0 +1,76 @@
+"""Benchmark adapters, one module (or package) each, and how a name on the command line finds one.
+
+A name is a registered benchmark (the built-ins below, and any installed package's entry point in
+the group `verimut.benchmarks`, e.g. `[project.entry-points."verimut.benchmarks"] mybench =
+"mypkg:create"`), or `module:object`. The object is an adapter (it implements
+`verimut.benchmark.Benchmark`) or a callable that takes the requested version (or None) and the
+adapter's options as keywords, and returns one.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from verimut.benchmark import Adapter, Benchmark, resolve
+from verimut.errors import AuditError
+from verimut.registry import Registry, load_spec
+
+__all__ = ["BENCHMARKS", "Adapter", "load", "resolve"]
+
+BENCHMARKS: Registry[Any] = Registry("benchmark", entry_points="verimut.benchmarks", hint="; or give module:object")
+BENCHMARKS.register("agentdojo", "verimut.adapters.agentdojo:create")
+BENCHMARKS.register("appworld", "verimut.adapters.appworld:create")
+BENCHMARKS.register("bfcl", "verimut.adapters.bfcl:create")
+BENCHMARKS.register("tau2", "verimut.adapters.tau2:create")
+BENCHMARKS.register("workarena", "verimut.adapters.workarena:create")
+
+_REQUIRED = ("name", "version", "telemetry", *(m for m in dir(Benchmark) if not m.startswith("_")))
+
+
+def _find(name: str) -> Any:
+    if ":" not in name:
+        return BENCHMARKS.get(name)
+    if "" not in sys.path and str(Path.cwd()) not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))  # so `mybench:adapter` finds ./mybench.py, as python -m would
+    return load_spec(name, f"benchmark {name!r}")
+
+
+def load(name: str, version: str | None = None, options: Mapping[str, Any] | None = None) -> Adapter:
+    """The adapter for a benchmark name or `module:object`, with its capabilities resolved.
+
+    `options` go to the factory as keywords (`create(version, **options)`): e.g. WorkArena's
+    `stand_in` and `configs`, AppWorld's `appworld_python`.
+    """
+    obj = _find(name)
+    if _implements(obj):
+        if options:
+            raise AuditError(f"{name!r} is an adapter object: it takes no options ({', '.join(options)})")
+        bench = obj
+    elif callable(obj):
+        if options:
+            try:
+                inspect.signature(obj).bind(version, **options)
+            except TypeError as e:
+                raise AuditError(f"{name!r} does not take the options given ({', '.join(options)}): {e}") from None
+        bench = obj(version, **(options or {}))
+    else:
+        bench = obj
+    missing = [m for m in _REQUIRED if not hasattr(bench, m)]
+    if missing:
+        raise AuditError(f"{name!r} does not implement the adapter interface: missing {', '.join(missing)}")
+    if version is not None and bench.version != version:
+        raise AuditError(f"{name!r} is version {bench.version!r}, not the requested {version!r}")
+    return resolve(bench)
+
+
+def known(name: str) -> bool:
+    """Whether `name` is a registered benchmark (built in, or an installed package's entry point)."""
+    return name in BENCHMARKS
+
+
+def _implements(obj: Any) -> bool:
+    return not isinstance(obj, type) and all(hasattr(obj, m) for m in _REQUIRED)

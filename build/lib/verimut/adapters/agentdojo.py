@@ -1,0 +1,216 @@
+"""AgentDojo (PyPI `agentdojo`), its four suites, and their shipped `utility` verifiers.
+
+Facts this adapter relies on (checked against agentdojo 0.1.35):
+- each suite's default environment is loaded once; a task's clean start is a deep copy
+  of it passed through `task.init_environment`;
+- the reference run is `task.ground_truth(start)` plus `task.GROUND_TRUTH_OUTPUT`;
+- AgentDojo grades with `utility_from_traces` (the run's own calls) and falls back to
+  `utility` when that returns None; we do the same, with the verifier's code untouched;
+- `initial_*` fields alias the live records and computed fields repeat them, so the
+  snapshot leaves both out;
+- reading email sets its `read` flag and fetching a page logs it in `web_requests`:
+  telemetry, not effects.
+"""
+
+from __future__ import annotations
+
+import datetime
+import enum
+import importlib.metadata
+import inspect
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
+
+from verimut.adapters.base import plain, unknown_task
+from verimut.benchmark import Verdict
+from verimut.errors import AuditError
+from verimut.run import Action, Run, Step
+
+DEFAULT_VERSION = "v1.2"
+# Tools whose names start so only read. get_unread_emails and get_webpage also touch
+# state, but only telemetry (read flags, the request log).
+_READ_PREFIXES = ("get_", "search_", "list_", "read_", "check_")
+
+
+@dataclass
+class Episode:
+    task_id: str
+    task: Any
+    suite: Any
+    start: Any  # the environment before the run: what the verifier gets as pre_environment
+    env: Any  # the live environment the run changes
+
+
+def _fields(obj: Any) -> Mapping[str, Any] | None:
+    """A model's own fields: not the `initial_*` aliases, not computed fields."""
+    if not isinstance(obj, BaseModel):
+        return None
+    return {name: getattr(obj, name) for name in type(obj).model_fields if not name.startswith("initial_")}
+
+
+def _scalar(obj: Any) -> Any:
+    if isinstance(obj, (datetime.datetime, datetime.date, datetime.time)):
+        return obj.isoformat()
+    if isinstance(obj, enum.Enum):
+        return obj.value
+    return obj
+
+
+def _plain(obj: Any) -> Any:
+    """Plain JSON data of an environment."""
+    return plain(obj, _fields, _scalar)
+
+
+class AgentDojo:
+    name = "agentdojo"
+    telemetry: Sequence[str] = ("web.web_requests", "inbox.emails[*].read", "inbox.trash[*].read")
+
+    def __init__(self, version: str | None = None) -> None:
+        from agentdojo.functions_runtime import FunctionsRuntime
+        from agentdojo.task_suite.load_suites import _SUITES
+
+        self.version = version or DEFAULT_VERSION
+        if self.version not in _SUITES:
+            known = ", ".join(sorted(_SUITES))
+            raise AuditError(f"unknown AgentDojo version {self.version!r} (known: {known})")
+        self._suites: dict[str, Any] = dict(_SUITES[self.version])
+        self._runtimes = {name: FunctionsRuntime(s.tools) for name, s in self._suites.items()}
+        self._defaults: dict[str, Any] = {}
+
+    # -- what there is ---------------------------------------------------------------
+    def provenance(self) -> Mapping[str, str]:
+        return {
+            "agentdojo": importlib.metadata.version("agentdojo"),
+            "pydantic": importlib.metadata.version("pydantic"),
+            "benchmark_version": self.version,
+        }
+
+    def tasks(self) -> Sequence[str]:
+        ids: list[str] = []
+        for name, suite in self._suites.items():
+            numbered = sorted(suite.user_tasks, key=lambda t: int(re.sub(r"\D", "", t) or 0))
+            ids.extend(f"{name}/{t}" for t in numbered)
+        return ids
+
+    def _task(self, task_id: str) -> tuple[Any, Any]:
+        suite_name, _, tid = task_id.partition("/")
+        suite = self._suites.get(suite_name)
+        if suite is None or tid not in suite.user_tasks:
+            raise unknown_task("AgentDojo", task_id)
+        return suite, suite.user_tasks[tid]
+
+    def instruction(self, task: str) -> str:
+        return str(self._task(task)[1].PROMPT)
+
+    # -- an episode ------------------------------------------------------------------
+    def reset(self, task: str) -> Episode:
+        suite, t = self._task(task)
+        name = suite.name
+        if name not in self._defaults:
+            self._defaults[name] = suite.load_and_inject_default_environment({})
+        env = t.init_environment(self._defaults[name].model_copy(deep=True))
+        return Episode(task, t, suite, env.model_copy(deep=True), env)
+
+    def reference(self, task: str, episode: Episode) -> Run:
+        calls = episode.task.ground_truth(episode.env.model_copy(deep=True))
+        actions = tuple(Action(c.function, _plain(dict(c.args))) for c in calls)
+        return Run(actions, str(episode.task.GROUND_TRUTH_OUTPUT))
+
+    def execute(self, episode: Episode, action: Action) -> Step:
+        from agentdojo.agent_pipeline.tool_execution import tool_result_to_str
+
+        runtime = self._runtimes[episode.suite.name]
+        result, error = runtime.run_function(episode.env, action.name, dict(action.args), raise_on_error=False)
+        if error is not None:
+            return Step("", error)
+        try:
+            return Step(tool_result_to_str(result))
+        except TypeError:
+            return Step(str(result))
+
+    def is_write(self, action: Action) -> bool:
+        return not action.name.startswith(_READ_PREFIXES)
+
+    def snapshot(self, episode: Episode) -> Any:
+        return _plain(episode.env)
+
+    def fork(self, episode: Episode) -> Episode:
+        return Episode(
+            episode.task_id,
+            episode.task,
+            episode.suite,
+            episode.start.model_copy(deep=True),
+            episode.env.model_copy(deep=True),
+        )
+
+    def verify(self, episode: Episode, run: Run) -> Verdict:
+        return self._verify(episode.task, episode, run)
+
+    def verify_as(self, task: str, episode: Episode, run: Run) -> Verdict:
+        suite, t = self._task(task)
+        if suite.name != episode.suite.name:
+            raise AuditError(f"cannot grade a {episode.suite.name} episode with {task!r}: suites differ")
+        return self._verify(t, episode, run)
+
+    def _verify(self, task: Any, episode: Episode, run: Run) -> Verdict:
+        from agentdojo.functions_runtime import FunctionCall
+
+        traces = [FunctionCall(function=a.name, args=dict(a.args)) for a in run.actions]
+        by_traces = task.utility_from_traces(run.answer, episode.start, episode.env, traces)
+        if by_traces is not None:
+            return Verdict(bool(by_traces), "utility_from_traces")
+        return Verdict(bool(task.utility(run.answer, episode.start, episode.env)), "utility")
+
+    # -- why a difference went unseen, and where to look ---------------------------------
+    def _verifier(self, task: str) -> tuple[type, str]:
+        """The task's class and the name of the verifier method it defines itself."""
+        cls = type(self._task(task)[1])
+        return cls, "utility_from_traces" if "utility_from_traces" in cls.__dict__ else "utility"
+
+    def verifier_source(self, task: str) -> tuple[str, int, str] | None:
+        cls, own = self._verifier(task)
+        fn = getattr(cls, own)
+        try:
+            path = inspect.getsourcefile(fn)
+            line = inspect.getsourcelines(fn)[1]
+        except (OSError, TypeError):
+            return None
+        return (path, line, f"{cls.__name__}.{own}") if path else None
+
+    def explain(self, task: str, collections: Sequence[str]) -> str | None:
+        cls, own = self._verifier(task)
+        try:
+            source = inspect.getsource(getattr(cls, own))
+        except (OSError, TypeError):
+            return None
+
+        def read_by_source(path: str) -> bool:
+            # A dynamic key (a user name) is not in the source; a field on the way to it is.
+            segments = path.split(".")
+            return any(seg in source for seg in segments[1:] or segments)
+
+        frame = "DeepDiff" in source or "check_new_" in source
+        # A diff of the whole environment reads every collection, named or not.
+        seen = [c for c in collections if frame or read_by_source(c)]
+        unseen = [c for c in collections if c not in seen]
+        parts = []
+        if seen:
+            how = (
+                "runs a diff-based frame check that lets this change through"
+                if frame
+                else (
+                    "looks up the records it expects and checks some of their values, not how many there are or the fields that differ"
+                )
+            )
+            parts.append(f"reads {', '.join(seen)} but {how}")
+        if unseen:
+            parts.append(f"never reads {', '.join(unseen)}")
+        return f"{cls.__name__}.{own}() " + "; ".join(parts)
+
+
+def create(version: str | None = None) -> AgentDojo:
+    return AgentDojo(version)

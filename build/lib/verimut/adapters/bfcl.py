@@ -1,0 +1,485 @@
+"""BFCL multi-turn (PyPI `bfcl-eval`), its backend API classes and its `multi_turn_checker`, unmodified.
+
+A whole-state verifier, audited as a control: after every turn the checker compares the model's
+backend instances with the ground truth's, attribute by attribute, and checks that the ground
+truth's call results appear among the model's. Facts this adapter relies on (checked against
+bfcl-eval 2026.3.23; tests/test_bfcl.py checks them again):
+- a call is a Python call string, `mv(source='a', destination='b')`; we parse it with `ast` and
+  write edited calls back as keyword calls (positional arguments get their parameter's name);
+- `execute_multi_turn_func_call` keeps each backend instance in its module's globals under
+  "<model name>_<entry id>_<class>_instance" and reuses it on the next call: every episode and
+  every verification gets its own model name, and its globals are removed when done;
+- the package's own data loader takes a file lock inside site-packages, so entries are read
+  from its data files directly;
+- a backend error is a return value (`{"error": ...}`, or "Error during execution: ..."), not an
+  exception: a failing call is delivered, as it is to a model;
+- the long-context extensions (bfcl_eval...func_source_code.long_context: CREDIT_CARD_EXTENSION,
+  BOOKING_RECORD_EXTENSION, ...) are module-level data that `_load_scenario` puts into instances
+  by reference: every instance in a process, the model's and the ground truth's alike, holds the
+  same card dicts, so a change to one is a change to all. Our episodes own deep copies, and the
+  module data is put back as shipped after each call of the package (as in a fresh process);
+  the checker's own two instances still share it, as they do in BFCL's evaluation;
+- `state_checker` compares public attributes only (names not starting with "_"): the current
+  directory (`GorillaFileSystem._current_dir`), the brake and slope forces of the vehicle are
+  outside what it sees. The snapshot holds them, so the oracle does (see STATE_COMPARED).
+
+A run is the entry's turns in order, each opened by a TURN marker action (not a write) followed
+by that turn's calls; the checker gets the calls of each turn as one step.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import importlib
+import importlib.metadata
+import importlib.resources
+import importlib.util
+import inspect
+import itertools
+import json
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from verimut.adapters.base import check_version, plain, require
+from verimut.benchmark import Verdict
+from verimut.errors import AuditError
+from verimut.run import Action, Run, Step
+
+CATEGORIES = ("base", "miss_func", "miss_param", "long_context")
+TURN = "<turn>"  # marks where a turn begins; the checker grades per turn
+
+# Methods that change a backend instance, by class (read from the backend sources; a test
+# replays every other call of the sliced entries and checks that it changes nothing).
+# `echo` writes only when given a file name.
+WRITES: Mapping[str, frozenset[str]] = {
+    "GorillaFileSystem": frozenset({"cd", "mkdir", "touch", "echo", "mv", "rm", "rmdir", "cp"}),
+    "MessageAPI": frozenset({"message_login", "send_message", "delete_message", "add_contact"}),
+    "TwitterAPI": frozenset(
+        {"authenticate_twitter", "post_tweet", "retweet", "comment", "mention", "follow_user", "unfollow_user"}
+    ),
+    "TicketAPI": frozenset(
+        {"create_ticket", "close_ticket", "resolve_ticket", "edit_ticket", "ticket_login", "logout"}
+    ),
+    "TradingBot": frozenset(
+        {
+            "cancel_order",
+            "place_order",
+            "withdraw_funds",
+            "trading_login",
+            "trading_logout",
+            "fund_account",
+            "remove_stock_from_watchlist",
+            "add_to_watchlist",
+        }
+    ),
+    "TravelAPI": frozenset(
+        {
+            "authenticate_travel",
+            "register_credit_card",
+            "book_flight",
+            "cancel_booking",
+            "set_budget_limit",
+            "purchase_insurance",
+        }
+    ),
+    "VehicleControlAPI": frozenset(
+        {
+            "startEngine",
+            "fillFuelTank",
+            "lockDoors",
+            "adjustClimateControl",
+            "setHeadlights",
+            "activateParkingBrake",
+            "pressBrakePedal",
+            "releaseBrakePedal",
+            "setCruiseControl",
+            "set_navigation",
+        }
+    ),
+    "MathAPI": frozenset(),
+}
+_WRITE_NAMES = frozenset().union(*WRITES.values())
+
+# Left out of the snapshot: constant text, and the random generator's state (advanced by id
+# draws whose effect is in the public records anyway). A file's `_last_modified` is wall-clock
+# time, different on every replay.
+_NOT_STATE = ("_api_description", "_random")
+STATE_COMPARED = (
+    "at the end of every turn (the checker's own grain) and now: every attribute, public and private (the checker sees only public ones), of every backend instance "
+    "the entry involves; the file tree flattened to paths, the current directory as a path; "
+    "left out: _api_description (constant), _random (generator state), File._last_modified (wall clock), "
+    "TravelAPI._flight_cost_lookup (telemetry: a cache of get_flight_cost reads)"
+)
+
+
+def _data_dir() -> Any:
+    return importlib.resources.files("bfcl_eval") / "data"
+
+
+def _read_jsonl(path: Any) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+@dataclass
+class Entry:
+    category: str
+    question: dict[str, Any]  # the test entry: id, question, initial_config, involved_classes
+    ground_truth: list[list[str]]  # call strings per turn
+
+    @property
+    def long_context(self) -> bool:
+        # What the checker passes as long_context for this entry's category.
+        return "long_context" in self.category or "composite" in self.category
+
+
+@dataclass
+class Episode:
+    entry: Entry
+    instances: dict[str, Any]  # class name -> backend instance (ours: never in the checker's globals)
+    # The state at the end of each finished turn: the checker compares state after every turn,
+    # so the oracle does too.
+    turns: list[dict[str, Any]] = field(default_factory=list)
+    started: bool = False  # the first TURN marker opens turn 1 and closes nothing
+
+
+_names = itertools.count()
+
+
+def _unique(kind: str) -> str:
+    """A model name no other episode or verification uses, in this or any other process."""
+    return f"verimut_{kind}_{os.getpid()}_{next(_names)}"
+
+
+def _utils() -> Any:
+    from bfcl_eval.eval_checker.multi_turn_eval import multi_turn_utils
+
+    return multi_turn_utils
+
+
+def _long_context() -> Any:
+    from bfcl_eval.eval_checker.multi_turn_eval.func_source_code import long_context
+
+    return long_context
+
+
+_SHIPPED: dict[str, Any] = {}  # the long-context module data as shipped
+
+
+def _keep_shipped() -> None:
+    """Read the module data as shipped from a fresh execution of its file (the live one may have changed)."""
+    if not _SHIPPED:
+        spec = importlib.util.find_spec(_long_context().__name__)
+        assert spec is not None and spec.loader is not None
+        fresh = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(fresh)
+        for name, value in vars(fresh).items():
+            if name.isupper() and isinstance(value, (dict, list)):
+                _SHIPPED[name] = value
+
+
+def _restore_shipped() -> None:
+    """Put the long-context module data back as shipped, in place (other modules hold the same objects)."""
+    module = _long_context()
+    for name, shipped in _SHIPPED.items():
+        live = getattr(module, name)
+        if live == shipped:
+            continue
+        if isinstance(live, dict):
+            live.clear()
+            live.update(copy.deepcopy(shipped))
+        else:
+            live[:] = copy.deepcopy(shipped)
+
+
+def _shared_keys() -> dict[str, str]:
+    """Key -> name of the module-level dict that holds it (a card id -> CREDIT_CARD_EXTENSION)."""
+    return {str(k): name for name, value in _SHIPPED.items() if isinstance(value, dict) for k in value}
+
+
+def _package_call(entry: Any, calls: list[str], model: str) -> Any:
+    """BFCL's own executor on `calls` for one entry, under model name `model` (its globals' key)."""
+    return _utils().execute_multi_turn_func_call(
+        calls,
+        entry.question["initial_config"],
+        entry.question["involved_classes"],
+        model,
+        entry.question["id"],
+        long_context=entry.long_context,
+    )
+
+
+def _drop_globals(model_name: str) -> None:
+    """Remove every backend instance the package cached in its module globals for this model name."""
+    namespace = vars(_utils())
+    prefix = re.sub(r"[-./:]", "_", model_name) + "_"
+    for key in [k for k in namespace if k.startswith(prefix)]:
+        del namespace[key]
+
+
+# -- call strings <-> actions ------------------------------------------------------------------
+def parse_call(call: str, signatures: Mapping[str, inspect.Signature]) -> Action:
+    """`f(1, b='x')` -> Action("f", {"a": 1, "b": "x"}): positional arguments take their parameter names."""
+    node = ast.parse(call.strip(), mode="eval").body
+    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
+        raise AuditError(f"not a plain function call: {call!r}")
+    name = node.func.id
+    args: dict[str, Any] = {}
+    if node.args:
+        sig = signatures.get(name)
+        if sig is None:
+            raise AuditError(f"{name!r} takes positional arguments but no involved class has it: {call!r}")
+        params = [p for p in sig.parameters if p != "self"]
+        for param, value in zip(params, node.args):
+            args[param] = ast.literal_eval(value)
+    for kw in node.keywords:
+        if kw.arg is None:
+            raise AuditError(f"**kwargs in a call string is not supported: {call!r}")
+        args[kw.arg] = ast.literal_eval(kw.value)
+    return Action(name, args)
+
+
+def render_call(action: Action) -> str:
+    """Action("f", {"b": "x"}) -> "f(b='x')": what the package's executor evaluates."""
+    return f"{action.name}({', '.join(f'{k}={v!r}' for k, v in action.args.items())})"
+
+
+def turns_of(run: Run) -> list[list[str]]:
+    """The run's call strings per turn (a TURN marker opens each turn)."""
+    turns: list[list[str]] = []
+    for action in run.actions:
+        if action.name == TURN:
+            turns.append([])
+        elif not turns:
+            raise AuditError(f"{action.describe()} comes before the first turn marker")
+        else:
+            turns[-1].append(render_call(action))
+    return turns
+
+
+# -- state as plain data ---------------------------------------------------------------------------
+
+
+def _tree(directory: Any, path: str, files: dict[str, Any], dirs: list[str]) -> None:
+    for name, item in directory.contents.items():
+        child = f"{path}/{name}"
+        if hasattr(item, "contents"):
+            dirs.append(child)
+            _tree(item, child, files, dirs)
+        else:
+            files[child] = {"name": item.name, "content": item.content}
+
+
+def _path_of(directory: Any) -> str:
+    parts = []
+    while directory is not None:
+        parts.append(directory.name)
+        directory = directory.parent
+    return "/".join(reversed(parts))
+
+
+def _instance_state(instance: Any) -> dict[str, Any]:
+    """Public attributes as they are; private ones (what the checker skips) under "_private"."""
+    state: dict[str, Any] = {}
+    private: dict[str, Any] = {}
+    for attr, value in vars(instance).items():
+        if attr in _NOT_STATE:
+            continue
+        if attr == "root" and hasattr(value, "contents"):  # GorillaFileSystem's tree
+            files: dict[str, Any] = {}
+            dirs: list[str] = []
+            _tree(value, _path_of(value), files, dirs)
+            state["files"] = files
+            state["directories"] = sorted(dirs)
+        elif attr == "_current_dir" and hasattr(value, "contents"):
+            private["_current_dir"] = _path_of(value)
+        elif attr.startswith("_"):
+            private[attr] = plain(value)
+        else:
+            state[attr] = plain(value)
+    if private:
+        state["_private"] = private
+    return state
+
+
+# -- the adapter ---------------------------------------------------------------------------------
+class BFCL:
+    name = "bfcl"
+    telemetry: Sequence[str] = ("*.TravelAPI._private._flight_cost_lookup",)
+
+    def __init__(self, version: str | None = None) -> None:
+        self.version = require("bfcl-eval", "bfcl-eval", "install-bfcl.sh")
+        self._entries: dict[str, Entry] = {}
+        data = _data_dir()
+        for category in CATEGORIES:
+            questions = _read_jsonl(data / f"BFCL_v4_multi_turn_{category}.json")
+            answers = {
+                a["id"]: a["ground_truth"]
+                for a in _read_jsonl(data / "possible_answer" / f"BFCL_v4_multi_turn_{category}.json")
+            }
+            for q in questions:
+                self._entries[f"{category}/{q['id']}"] = Entry(category, q, answers[q["id"]])
+        self._signatures: dict[str, dict[str, inspect.Signature]] = {}
+        _keep_shipped()
+
+    # -- what there is ---------------------------------------------------------------------------
+    def provenance(self) -> Mapping[str, str]:
+        return {
+            "bfcl-eval": self.version,
+            "mpmath": importlib.metadata.version("mpmath"),
+            "categories": ", ".join(f"multi_turn_{c}" for c in CATEGORIES),
+            "verifier": "bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker.multi_turn_checker",
+            "state_compared": STATE_COMPARED,
+        }
+
+    def tasks(self) -> Sequence[str]:
+        return list(self._entries)
+
+    def entry(self, task: str) -> Entry:
+        try:
+            return self._entries[task]
+        except KeyError:
+            raise AuditError(f"unknown BFCL multi-turn entry {task!r}") from None
+
+    def instruction(self, task: str) -> str:
+        turns = self.entry(task).question["question"]
+        lines = []
+        for n, turn in enumerate(turns):
+            said = " ".join(m["content"] for m in turn if m.get("role") == "user")
+            lines.append(f"turn {n + 1}: {said or '(no user message: a withheld function is added)'}")
+        return "\n".join(lines)
+
+    def _methods(self, entry: Entry) -> dict[str, inspect.Signature]:
+        """Method name -> signature over the entry's classes; the last class wins, as in the package."""
+        from bfcl_eval.constants.executable_backend_config import CLASS_FILE_PATH_MAPPING
+
+        key = ",".join(entry.question["involved_classes"])
+        if key not in self._signatures:
+            found: dict[str, inspect.Signature] = {}
+            for class_name in entry.question["involved_classes"]:
+                cls = getattr(importlib.import_module(CLASS_FILE_PATH_MAPPING[class_name]), class_name)
+                for name, fn in inspect.getmembers(cls, predicate=inspect.isfunction):
+                    if not name.startswith("_"):
+                        found[name] = inspect.signature(fn)
+            self._signatures[key] = found
+        return self._signatures[key]
+
+    # -- an episode ------------------------------------------------------------------------------
+    def reset(self, task: str) -> Episode:
+        entry = self.entry(task)
+        model = _unique("episode")
+        try:
+            # The package's own constructor path: instance, then _load_scenario on a deep copy.
+            _, instances = _package_call(entry, [], model)
+        finally:
+            _drop_globals(model)
+        # Our own copy: the instances hold the long-context module data by reference.
+        return Episode(entry, copy.deepcopy(dict(instances)))
+
+    def reference(self, task: str, episode: Episode) -> Run:
+        signatures = self._methods(episode.entry)
+        actions: list[Action] = []
+        for turn in episode.entry.ground_truth:
+            actions.append(Action(TURN))
+            actions.extend(parse_call(call, signatures) for call in turn)
+        return Run(tuple(actions), "")
+
+    def execute(self, episode: Episode, action: Action) -> Step:
+        if action.name == TURN:
+            if episode.started:
+                episode.turns.append(self._state(episode))
+            episode.started = True
+            return Step("")
+        entry = episode.entry
+        model = _unique("step")
+        utils = _utils()
+        # Hand our instances to the package's executor under a fresh name, so it dispatches and
+        # evaluates the call exactly as for a model; take them back out after.
+        names = {c: re.sub(r"[-./:]", "_", f"{model}_{entry.question['id']}_{c}_instance") for c in episode.instances}
+        for class_name, global_name in names.items():
+            vars(utils)[global_name] = episode.instances[class_name]
+        try:
+            results, _ = _package_call(entry, [render_call(action)], model)
+        finally:
+            _drop_globals(model)
+            _restore_shipped()  # a read may write module data (the long weather report's temperature)
+        return Step(str(results[0]))
+
+    def is_write(self, action: Action) -> bool:
+        if action.name == "echo":
+            return action.args.get("file_name") is not None
+        return action.name in _WRITE_NAMES
+
+    @staticmethod
+    def _state(episode: Episode) -> dict[str, Any]:
+        return {name: _instance_state(inst) for name, inst in episode.instances.items()}
+
+    def snapshot(self, episode: Episode) -> Any:
+        """The state now, and as it was at the end of each earlier turn ("after_turn_N")."""
+        earlier = {f"after_turn_{n + 1}": state for n, state in enumerate(episode.turns)}
+        return {"now": self._state(episode), **earlier}
+
+    def fork(self, episode: Episode) -> Episode:
+        return Episode(episode.entry, copy.deepcopy(episode.instances), copy.deepcopy(episode.turns), episode.started)
+
+    def verify(self, episode: Episode, run: Run) -> Verdict:
+        """The package's multi_turn_checker on the run's calls per turn, under a model name of its own."""
+        from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker import multi_turn_checker
+
+        entry = episode.entry
+        turns = turns_of(run)
+        if len(turns) != len(entry.ground_truth):
+            # What the package's runner says before the checker runs ("force-terminated").
+            return Verdict(False, f"{len(turns)} turns, the entry has {len(entry.ground_truth)}")
+        model = _unique("verify")
+        try:
+            result = multi_turn_checker(
+                [[calls] if calls else [] for calls in turns],
+                entry.ground_truth,
+                copy.deepcopy(entry.question),
+                f"multi_turn_{entry.category}",
+                model,
+            )
+        finally:
+            _drop_globals(model)
+            _restore_shipped()  # the checker's instances changed the shared module data: undo it for the next cell
+        if result["valid"]:
+            return Verdict(True, "multi_turn_checker: valid")
+        return Verdict(False, f"multi_turn_checker: {result.get('error_type')}: {result.get('error_message')}")
+
+    # -- why a difference went unseen ----------------------------------------------------------
+    def explain(self, task: str, collections: Sequence[str]) -> str | None:
+        shared = _shared_keys()
+        private, aliased, public = [], [], []
+        for c in collections:
+            segments = c.split(".")
+            if any(seg.startswith("_") for seg in segments):
+                private.append(c)
+            elif any(seg in shared for seg in segments):
+                aliased.append(c)
+            else:
+                public.append(c)
+        parts = []
+        if private:
+            parts.append(
+                f"{', '.join(private)} is private state: state_checker compares public attributes only "
+                "(it skips names starting with '_')"
+            )
+        if aliased:
+            names = sorted({shared[seg] for c in aliased for seg in c.split(".") if seg in shared})
+            parts.append(
+                f"{', '.join(aliased)} is bfcl_eval's module-level long-context data ({', '.join(names)}), which "
+                "the model's and the ground truth's instances hold by reference: state_checker compares it with itself"
+            )
+        if public:
+            parts.append(f"{', '.join(public)} differs in a way the per-turn comparison let through")
+        return "multi_turn_checker: " + "; ".join(parts) if parts else None
+
+
+def create(version: str | None = None) -> BFCL:
+    bench = BFCL()
+    check_version("bfcl", "bfcl-eval", bench.version, version)
+    return bench

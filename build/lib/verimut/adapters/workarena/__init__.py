@@ -1,0 +1,484 @@
+"""WorkArena (PyPI `browsergym-workarena==0.5.3`): its form tasks, with the real validator, in headless Chromium.
+
+Facts this adapter relies on (checked against browsergym-workarena 0.5.3, tasks/form.py):
+- a form task (`CreateIncidentTask`, `CreateChangeRequestTask`, ...) is set up with one of its 1,000
+  shipped configurations (`fixed_config`): `task_fields` and a `template_record` whose values they ask for;
+- `setup()` creates a user, logs in as that user, opens the form in the `gsft_main` iframe and injects
+  page scripts: one wraps `gsftSubmit` to store the new record's sys_id in localStorage under a key that
+  holds the Python `id()` of the task object (so one task object runs the episode and validates it), one
+  sets the page-local flag `WORKARENA_BAD_FIELD_CHANGED` when a field outside `task_fields` changes;
+- `validate(page, chat)` checks the URL, reads that flag, reads the sys_id, GETs the record through the
+  Table API and compares only `task_fields`; submit navigates the iframe, so the flag is gone after it.
+
+Runs are steps of the form vocabulary (`verimut.forms`): `set_field` fills one field the way WorkArena's
+own `_fill_fields` does (label locator; select for choices, check for booleans, WorkArena's `fill_text`
+otherwise), then moves focus on as a user does (a text field's `change` fires on blur); `submit` clicks
+the insert button and waits for the iframe's next page. These are the adapter's own Playwright steps,
+not `cheat()`: the fault families need to drop, add and regroup single field writes.
+
+The two validation protocols are two suites (a task id is `PROTOCOL/FORM-CONFIG`):
+- `once-after-submit`: `validate()` once, after the whole run (the paper's protocol);
+- `per-step`: `validate()` after every step, as BrowserGym's env does; the episode ends at the first
+  step it reports done (the later steps are not executed), and the final claim is one more step.
+
+The end state is an independent Table API readback, before the validator runs: every record of the
+form's table created by the episode's user (raw stored values, the form's fields). Each episode is
+torn down (the task's own teardown, then whatever the readback still finds, then the user) when the
+next one starts, after its verdict, or when the process exits. One episode is live at a time, and the
+adapter asks for one cell at a time (`concurrency = 1`): a live instance is shared state.
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib.metadata
+import logging
+import os
+import re
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+import msgspec
+
+from verimut import forms
+from verimut.adapters.base import require, unknown_task
+from verimut.benchmark import Verdict
+from verimut.errors import AuditError
+from verimut.run import Action, Run, Step
+
+VERSION = "0.5.3"
+PROTOCOLS = ("once-after-submit", "per-step")
+# Form -> (task class name, config indices audited by default). Config 0 of each form is the default;
+# the `configs` option (`--option configs="incident:0,1;change_request:0"`) audits others.
+FORMS = {"incident": "CreateIncidentTask", "change_request": "CreateChangeRequestTask"}
+DEFAULT_CONFIGS: dict[str, tuple[int, ...]] = {"incident": (0,), "change_request": (0,)}
+SEED = 7001  # the paper's reset seed
+CHROMIUM = "/usr/bin/chromium"
+# Headless Debian Chromium on a closed network: no GPU, no QUIC, no background or update traffic.
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+STEP_TIMEOUT_MS = 10_000  # WorkArena's task timeout; a submit that does not navigate stops waiting here
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Episode:
+    task_id: str
+    protocol: str
+    form: str
+    task: Any  # the WorkArena task object: it runs the episode and validates it (localStorage key is its id())
+    context: Any
+    page: Any
+    goal: str
+    user: str
+    pid: int
+    steps: int = 0
+    # Per-step protocol: the validator's answer after each step, and the step that ended the episode.
+    verdicts: list[tuple[float, bool, str]] = field(default_factory=list)
+    ended_at: int | None = None
+    closed: bool = False
+
+
+def _configs(spec: str | None = None) -> dict[str, tuple[int, ...]]:
+    """The `configs` option ("incident:0,1;change_request:0") as form -> config indices."""
+    if not spec:
+        return DEFAULT_CONFIGS
+    out: dict[str, tuple[int, ...]] = {}
+    for part in filter(None, spec.split(";")):
+        name, _, idx = part.partition(":")
+        if name not in FORMS or not re.fullmatch(r"\d+(,\d+)*", idx):
+            raise AuditError(f"configs: cannot read {part!r} (like incident:0,1;change_request:0)")
+        out[name] = tuple(int(i) for i in idx.split(","))
+    return out
+
+
+@cache
+def _task_class(form: str) -> Any:
+    from browsergym.workarena.tasks import form as wa_form  # type: ignore[import-untyped]
+
+    return getattr(wa_form, FORMS[form])
+
+
+def _chromium_version() -> str:
+    try:
+        done = subprocess.run([CHROMIUM, "--version"], capture_output=True, text=True, timeout=30, check=False)
+    except OSError:
+        return "missing"
+    return done.stdout.strip() or "unknown"
+
+
+class WorkArena:
+    name = "workarena"
+    telemetry: Sequence[str] = ()
+    grammar = "form"  # audited with the form fault families (faults.py)
+    concurrency = 1  # cells one at a time: the instance is shared state
+
+    def __init__(
+        self, url: str, credentials: tuple[str, str], *, stand_in: bool = False, configs: str | None = None
+    ) -> None:
+        from browsergym.workarena.instance import SNowInstance  # type: ignore[import-untyped]
+
+        self.stand_in = stand_in
+        self.version = f"{VERSION}-stand-in" if stand_in else VERSION
+        self.instance = SNowInstance(snow_url=url, snow_credentials=credentials)
+        self.configs = _configs(configs)
+        self._pid = 0
+        self._playwright: Any = None
+        self._browser: Any = None
+        self._live: Episode | None = None
+        self._forms: dict[str, forms.FormFacts] = {}
+        self._reads: dict[str, int] = {}  # fresh forms read per task
+        atexit.register(self.close_all)
+
+    # -- what there is ---------------------------------------------------------------------------
+    def provenance(self) -> Mapping[str, str]:
+        return {
+            "browsergym-workarena": importlib.metadata.version("browsergym-workarena"),
+            "playwright": importlib.metadata.version("playwright"),
+            "chromium": _chromium_version(),
+            "instance": (
+                "stand-in: verimut's offline ServiceNow stand-in on loopback (reproduces the navigation "
+                "mechanism, not ServiceNow)"
+                if self.stand_in
+                else "a live ServiceNow instance (SNOW_INSTANCE_URL)"
+            ),
+            "protocols": ", ".join(PROTOCOLS),
+        }
+
+    def tasks(self) -> Sequence[str]:
+        return [f"{p}/{form}-{i}" for p in PROTOCOLS for form, idx in self.configs.items() for i in idx]
+
+    def _parse(self, task: str) -> tuple[str, str, int]:
+        protocol, _, rest = task.partition("/")
+        form, _, idx = rest.rpartition("-")
+        if protocol not in PROTOCOLS or form not in FORMS or not idx.isdigit():
+            raise unknown_task("WorkArena", task, self.tasks()[0])
+        return protocol, form, int(idx)
+
+    def _config(self, form: str, index: int) -> dict[str, Any]:
+        configs = _task_class(form).all_configs()
+        if index >= len(configs):
+            raise AuditError(f"WorkArena's {form} form has {len(configs)} configurations, not {index + 1}")
+        return dict(configs[index])
+
+    def instruction(self, task: str) -> str:
+        """The goal text GenericNewRecordTask.setup_goal() builds, from the configuration alone (no browser)."""
+        from browsergym.workarena.tasks.utils.utils import prettyprint_enum  # type: ignore[import-untyped]
+
+        _, form, index = self._parse(task)
+        config = self._config(form, index)
+        labels, record = config["fields"], config["template_record"]
+        asks = [f'a value of "{record[f]}" for field "{labels[f]}"' for f in config["task_fields"]]
+        return (
+            f"Create a new {_task_class(form)(seed=SEED, instance=self.instance).table_label} with "
+            + prettyprint_enum(asks)
+            + "."
+        )
+
+    # -- the browser ---------------------------------------------------------------------------------
+    def _ensure_browser(self) -> Any:
+        if self._pid != os.getpid():  # first use in this process (a forked pool worker starts its own)
+            from playwright.sync_api import sync_playwright
+
+            self._live = None  # the parent's episode is the parent's to tear down
+            self._playwright = sync_playwright().start()
+            self._browser = self._playwright.chromium.launch(
+                executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+            )
+            self._pid = os.getpid()
+        return self._browser
+
+    # -- an episode ----------------------------------------------------------------------------------
+    def reset(self, task: str) -> Episode:
+        protocol, form, index = self._parse(task)
+        browser = self._ensure_browser()
+        self._teardown_live()
+        context = browser.new_context(viewport={"width": 1280, "height": 720})
+        page = context.new_page()
+        console: list[str] = []
+        page.on("console", lambda m: console.append(m.text))
+        wa_task = _task_class(form)(seed=SEED, instance=self.instance, fixed_config=self._config(form, index))
+        episode = Episode(task, protocol, form, wa_task, context, page, "", "", os.getpid())
+        self._live = episode
+        goal, _ = wa_task.setup(page=page)
+        episode.goal, episode.user = goal, wa_task._base_user_name
+        self._wait_for_monitor(page, console)
+        # Read the form's fields with the task's own code, as cheat() does first (and as BrowserGym's first
+        # per-step validation would): the validator's error messages use them.
+        wa_task._get_fields(page)
+        facts = self._describe(episode)
+        self._reads[task] = self._reads.get(task, 0) + 1
+        self._forms[task] = forms.settled(self._forms[task], facts) if task in self._forms else facts
+        return episode
+
+    def _wait_for_monitor(self, page: Any, console: list[str]) -> None:
+        """Wait until WorkArena's page scripts have wrapped submit and bound the out-of-scope monitor."""
+
+        def ready() -> bool:
+            return any("patchSubmitButton" in m and "All done" in m for m in console) and any(
+                "monitorChangeOnFields" in m and "finished loading" in m for m in console
+            )
+
+        waited = 0
+        while not ready():
+            if waited > STEP_TIMEOUT_MS:
+                raise RuntimeError("WorkArena's page scripts did not run on the form (no monitor, no submit hook)")
+            page.wait_for_timeout(50)
+            waited += 50
+
+    def _describe(self, episode: Episode) -> forms.FormFacts:
+        """The form as the task found it: every editable field it can fill, its on-form default, the template's value."""
+        t = episode.task
+        shown = episode.page.evaluate(
+            """fields => Object.fromEntries(fields.map(n => {
+                const c = window.gsft_main.g_form.getControl(n);
+                if (!c) return [n, ''];
+                if (c.tagName === 'SELECT') return [n, c.value === '' ? '' : c.options[c.selectedIndex].text];
+                if (c.type === 'checkbox') return [n, String(c.checked)];
+                return [n, c.value];
+            }))""",
+            list(t.fields),
+        )
+        listed: list[forms.FormField] = []
+        for name, info in t.fields.items():
+            template = t.template_record.get(name)
+            if isinstance(template, dict):
+                template = template.get("display_value")
+            kind = str(t.table_metadata[name]["type"])
+            default = str(shown.get(name, ""))
+            listed.append(forms.FormField(name, str(info.get("label", name)), kind, default, template))
+        return forms.FormFacts(t.table_name, list(t.task_fields), listed)
+
+    def form(self, task: str) -> forms.FormFacts:
+        """The census's facts, from at least two fresh forms (so generated defaults are told apart)."""
+        while task not in self._forms or self._reads.get(task, 0) < 2:
+            self.reset(task)
+        return self._forms[task]
+
+    def verifier_source(self, task: str) -> tuple[str, int, str] | None:
+        """Where the validator is defined (for SARIF): the form tasks' shared validate()."""
+        import inspect
+
+        _, form, _ = self._parse(task)
+        validate = _task_class(form).validate
+        try:
+            path = inspect.getsourcefile(validate)
+            line = inspect.getsourcelines(validate)[1]
+        except (OSError, TypeError):
+            return None
+        return (path, line, validate.__qualname__) if path else None
+
+    def explain(self, task: str, collections: Sequence[str]) -> str | None:
+        """Why the validator missed a difference in the submitted record (tasks/form.py, GenericNewRecordTask)."""
+        return (
+            "GenericNewRecordTask.validate() compares only the task's fields of the submitted record; its "
+            "out-of-scope monitor sets WORKARENA_BAD_FIELD_CHANGED on the form page, which submit replaces"
+        )
+
+    def reference(self, task: str, episode: Episode) -> Run:
+        t = episode.task
+        actions = [Action(forms.SET_FIELD, {"field": f, "value": t.template_record[f]}) for f in t.task_fields]
+        return Run((*actions, Action(forms.SUBMIT)), f"I have created the {t.table_label}.")
+
+    def is_write(self, action: Action) -> bool:
+        return action.name in forms.FORM_ACTIONS
+
+    def execute(self, episode: Episode, action: Action) -> Step:
+        self._check_live(episode)
+        if episode.ended_at is not None:
+            return Step(f"not executed: the validator ended the episode at step {episode.ended_at} (per-step)")
+        if action.name not in forms.FORM_ACTIONS:
+            return Step("", f"unknown form action {action.name!r} (known: {', '.join(forms.FORM_ACTIONS)})")
+        try:
+            if action.name in (forms.SET_FIELD, forms.SET_FIELD_THEN_SUBMIT):
+                self._set_field(episode, str(action.args["field"]), action.args["value"])
+            output = "set"
+            if action.name in (forms.SUBMIT, forms.SET_FIELD_THEN_SUBMIT):
+                output = self._submit(episode)
+        except Exception as e:  # noqa: BLE001  (a step the page refused: that cell's delivery failed)
+            return Step("", f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+        episode.steps += 1
+        if episode.protocol == "per-step":
+            self._validate_step(episode, [])
+        return Step(output)
+
+    def _set_field(self, episode: Episode, name: str, value: Any) -> None:
+        from browsergym.workarena.tasks.utils.form import fill_text  # type: ignore[import-untyped]
+
+        t, page = episode.task, episode.page
+        iframe = page.frame_locator(f'iframe[name="{t.js_prefix}"]')
+        label = page.evaluate(f"{t.form_js_selector}.getLabelOf({msgspec.json.encode(name).decode()})")
+        control = iframe.get_by_label(label, exact=True)
+        if control.count() > 1:
+            control = control.nth(0)
+        kind = t.table_metadata[name]["type"]
+        if kind == "choice":
+            control.select_option(str(value))
+        elif kind == "boolean":
+            control.set_checked(str(value) == "true")
+        else:
+            fill_text(page=page, iframe=iframe, input_field=control, value=str(value))
+        control.evaluate("e => e.blur()")
+
+    def _submit(self, episode: Episode) -> str:
+        t, page = episode.task, episode.page
+        before = page.evaluate_handle("() => window.gsft_main.document")
+        page.frame_locator(f'iframe[name="{t.js_prefix}"]').locator("#sysverb_insert").click()
+        try:
+            page.wait_for_function(
+                "old => window.gsft_main && window.gsft_main.document !== old && window.gsft_main.WORKARENA_LOAD_COMPLETE",
+                arg=before,
+                timeout=STEP_TIMEOUT_MS,
+            )
+        except Exception:  # noqa: BLE001  (the page stayed: the form refused the submit)
+            return "submitted; the form did not navigate (it refused the submit)"
+        return "submitted; the form's frame navigated"
+
+    def _chat(self, episode: Episode, answer: str) -> list[dict[str, str]]:
+        chat = [{"role": "user", "message": episode.goal}]
+        return chat + ([{"role": "assistant", "message": answer}] if answer else [])
+
+    def _validate_step(self, episode: Episode, chat: list[dict[str, str]]) -> None:
+        reward, done, _, info = episode.task.validate(episode.page, chat)
+        episode.verdicts.append((float(reward), bool(done), str(info.get("message", ""))))
+        if done:
+            episode.ended_at = len(episode.verdicts)
+
+    def snapshot(self, episode: Episode) -> Any:
+        """The independent readback: the records the episode's user created, raw stored values, form fields only.
+
+        Keyed by creation order within the episode ("1" is its first record), so that a diff against the
+        reference names the fields that differ rather than one record removed and another added.
+        """
+        self._check_live(episode)
+        from browsergym.workarena.api.utils import table_api_call  # type: ignore[import-untyped]
+
+        t = episode.task
+        names = sorted(set(t.expected_fields))
+        rows = table_api_call(
+            instance=self.instance,
+            table=t.table_name,
+            params={
+                "sysparm_query": f"sys_created_by={episode.user}^ORDERBYsys_created_on",
+                "sysparm_display_value": "false",
+                "sysparm_fields": ",".join(names),
+            },
+        )["result"]
+        return {t.table_name: {str(n): {k: r.get(k) for k in names} for n, r in enumerate(rows, 1)}}
+
+    def verify(self, episode: Episode, run: Run) -> Verdict:
+        self._check_live(episode)
+        try:
+            if episode.protocol == "once-after-submit":
+                reward, _, _, info = episode.task.validate(episode.page, self._chat(episode, run.answer))
+                return Verdict(
+                    reward == 1,
+                    f"once-after-submit: validate() after the run: reward {reward:g}, {info.get('message', '')}",
+                )
+            if episode.ended_at is None:  # the claim is the last step; the validator runs after it too
+                self._validate_step(episode, self._chat(episode, run.answer))
+            at = episode.ended_at or len(episode.verdicts)
+            reward, done, message = episode.verdicts[at - 1]
+            how = f"step {at} of {len(episode.verdicts)} ended the episode" if done else "no step ended the episode"
+            steps = "steps" if len(episode.verdicts) != 1 else "step"
+            return Verdict(
+                reward == 1,
+                f"per-step: validate() after each of {len(episode.verdicts)} {steps}; {how}: reward {reward:g}, {message}",
+            )
+        finally:
+            self._teardown(episode)  # the verdict is the last use of an episode
+
+    # -- teardown --------------------------------------------------------------------------------------
+    def _check_live(self, episode: Episode) -> None:
+        if episode.closed or episode.pid != os.getpid():
+            raise RuntimeError("this WorkArena episode is over (one episode is live at a time)")
+
+    def _teardown_live(self) -> None:
+        if self._live is not None:
+            self._teardown(self._live)
+        self._live = None
+
+    def _teardown(self, episode: Episode) -> None:
+        """The task's own teardown, then what the readback still finds, then the user; the browser context last."""
+        if episode.closed or episode.pid != os.getpid():
+            return
+        episode.closed = True
+        from browsergym.workarena.api.utils import db_delete_from_table, table_api_call  # type: ignore[import-untyped]
+
+        t = episode.task
+        try:
+            t.teardown()
+            left = table_api_call(
+                instance=self.instance,
+                table=t.table_name,
+                params={"sysparm_query": f"sys_created_by={episode.user}", "sysparm_fields": "sys_id"},
+            )["result"]
+            for r in left:
+                db_delete_from_table(instance=self.instance, sys_id=r["sys_id"], table=t.table_name)
+            if getattr(t, "delete_user_on_teardown", False):
+                table_api_call(instance=self.instance, table=f"sys_user/{t._base_user_sysid}", method="DELETE")
+        except Exception as e:  # noqa: BLE001  (cleanup must not turn a scored cell into an error)
+            log.warning("WorkArena teardown of %s left something behind: %s", episode.task_id, e)
+        finally:
+            try:
+                episode.context.close()
+            except Exception as e:  # noqa: BLE001  (a browser already gone has nothing left to close)
+                log.debug("closing the browser context of %s: %s", episode.task_id, e)
+            if self._live is episode:
+                self._live = None
+
+    def close_all(self) -> None:
+        if self._pid != os.getpid():
+            return
+        self._teardown_live()
+        try:
+            if self._browser is not None:
+                self._browser.close()
+            if self._playwright is not None:
+                self._playwright.stop()
+        except Exception as e:  # noqa: BLE001  (exiting anyway)
+            log.debug("closing the browser: %s", e)
+        self._browser = self._playwright = None
+        self._pid = 0
+
+
+_STAND_IN: Any = None
+
+
+def _stand_in_url() -> tuple[str, tuple[str, str]]:
+    """Start the offline stand-in (once per process) and say where it listens."""
+    global _STAND_IN
+    from verimut.adapters.workarena import servicenow_standin
+
+    if _STAND_IN is None:
+        _STAND_IN = servicenow_standin.StandIn().start()
+    return _STAND_IN.url, servicenow_standin.ADMIN
+
+
+def create(version: str | None = None, *, stand_in: bool | str = False, configs: str | None = None) -> WorkArena:
+    """Options: `stand_in` (the offline stand-in, not ServiceNow: `--stand-in`), `configs` (see DEFAULT_CONFIGS)."""
+    require("browsergym-workarena", "WorkArena", "install-workarena.sh")
+    if not os.path.exists(CHROMIUM):
+        raise AuditError(f"{CHROMIUM} is missing: run `bash scripts/install-chromium.sh`")
+    if stand_in not in (False, "", "0", "false", "no"):  # from --option, a flag arrives as text
+        url, creds = _stand_in_url()
+        return WorkArena(url, creds, stand_in=True, configs=configs)
+    names = ("SNOW_INSTANCE_URL", "SNOW_INSTANCE_UNAME", "SNOW_INSTANCE_PWD")
+    missing = [n for n in names if not os.environ.get(n)]
+    if missing:
+        raise AuditError(
+            f"no ServiceNow instance named: set {', '.join(missing)} (WorkArena's own settings), "
+            "or audit the offline stand-in with --stand-in"
+        )
+    return WorkArena(os.environ[names[0]], (os.environ[names[1]], os.environ[names[2]]), configs=configs)

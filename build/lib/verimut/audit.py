@@ -1,0 +1,252 @@
+"""The pipeline: enumerate cells into a manifest, score each once into the ledger, summarize.
+
+Data flows one way: adapter -> manifest (fault grammar, census, masks) -> executor
+(replay, end-state check, verifier call, classification) -> ledger -> summary and report.html.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import nullcontext
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TextColumn, TimeRemainingColumn
+from rich.text import Text
+
+from verimut import manifest as manifest_mod
+from verimut import report_html, rewards
+from verimut import summary as summary_mod
+from verimut import swap as swap_mod
+from verimut.benchmark import Adapter
+from verimut.classify import Outcome
+from verimut.errors import AuditError
+from verimut.executor import Executor, InProcess
+from verimut.faults import FAMILIES, of_grammar
+from verimut.ledger import LEDGER, CellResult, Ledger, RunRecord, append_run
+from verimut.manifest import Cell, Manifest
+from verimut.scorer import Scorer
+
+
+def select_tasks(all_tasks: Sequence[str], suites: Sequence[str] = (), tasks: Sequence[str] = ()) -> list[str]:
+    """The tasks to audit: those named, or those of the named suites (a suite is a task-id prefix)."""
+    chosen = list(all_tasks)
+    if suites:
+        known = sorted({t.split("/", 1)[0] for t in all_tasks if "/" in t})
+        for s in suites:
+            if s not in known:
+                raise AuditError(
+                    f"unknown suite {s!r} (known: {', '.join(known) or 'none: this benchmark has no suites'})"
+                )
+        chosen = [t for t in chosen if t.split("/", 1)[0] in suites]
+    if tasks:
+        for t in tasks:
+            if t not in all_tasks:
+                raise AuditError(f"unknown task {t!r} (task ids look like {all_tasks[0]!r})")
+        chosen = [t for t in chosen if t in tasks]
+    if not chosen:
+        raise AuditError("no task selected: the suites and tasks given have nothing in common")
+    return chosen
+
+
+def select_families(families: Sequence[str] = (), grammar: str = "api") -> list[str]:
+    """The families named, or else every family of the benchmark's grammar ("api", or "form")."""
+    for f in families:
+        FAMILIES.get(f)  # an unknown name is an AuditError naming the known ones
+    return list(families) or of_grammar(grammar)
+
+
+def check_out_dir(out: Path) -> None:
+    if out.exists() and not out.is_dir():
+        raise AuditError(f"--out {out} is a file, not a directory")
+    if out.is_dir() and any(out.iterdir()) and not (out / manifest_mod.MANIFEST).exists():
+        raise AuditError(
+            f"{out} is not a verimut output (no {manifest_mod.MANIFEST}) and is not empty; choose another --out"
+        )
+
+
+class _Rate(ProgressColumn):
+    def render(self, task: Task) -> Text:
+        speed = task.finished_speed or task.speed
+        unit = task.fields.get("unit", "cells")
+        return Text(f"{speed:.1f} {unit}/s" if speed else "", style="cyan")
+
+
+def _progress(console: Console, quiet: bool) -> Any:
+    if quiet:
+        return nullcontext(None)
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        _Rate(),
+        TimeRemainingColumn(),
+        console=console,
+        transient=False,
+    )
+
+
+def _differences(stored: Manifest, fresh: Manifest) -> str:
+    named = [
+        f
+        for f in ("benchmark", "version", "provenance", "families", "telemetry", "masks", "tasks", "cells", "verimut")
+        if getattr(stored, f) != getattr(fresh, f)
+    ]
+    return ", ".join(named) or "content"
+
+
+def prepare(
+    bench: Adapter,
+    out: Path,
+    tasks: Sequence[str],
+    families: Sequence[str],
+    tick: Callable[[str], None],
+    arm: str = "fault",
+) -> Manifest:
+    """Build the manifest; write it, or check it against the one already in `out` (checked by the caller)."""
+    fresh = manifest_mod.build(bench, tasks, families, tick, arm)
+    if (out / manifest_mod.MANIFEST).exists():
+        stored = manifest_mod.read(out)
+        if stored.content_hash != fresh.content_hash:
+            raise AuditError(
+                f"{out} holds an audit with a different manifest (differs in {_differences(stored, fresh)}); "
+                "resume with the same options, or choose another --out"
+            )
+        return stored
+    manifest_mod.write(fresh, out)
+    # Work from what was written (keys sorted), so a first run and a resumed one see the same data.
+    return manifest_mod.read(out)
+
+
+def groups(cells: Iterable[Cell]) -> list[list[Cell]]:
+    """Cells that share a replay, in manifest order: a task's fault cells, or a swap column."""
+    by_run: dict[str, list[Cell]] = {}
+    for c in cells:
+        by_run.setdefault(c.run_task, []).append(c)
+    return list(by_run.values())
+
+
+def score_all(
+    bench: Adapter,
+    m: Manifest,
+    out: Path,
+    executor: Executor,
+    progress: Any = None,
+) -> dict[str, CellResult]:
+    """Score every cell not yet in the ledger, controls first. Returns the whole ledger."""
+    ledger = Ledger(out)
+    rows = ledger.read()
+    known = {c.cell_id for c in m.cells}
+    strangers = [cid for cid in rows if cid not in known]
+    if strangers:
+        raise AuditError(f"{out / LEDGER} records cells that are not in the manifest, e.g. {strangers[0]!r}")
+    scorer = Scorer(bench, m)
+    bar = progress.add_task("scoring cells", total=len(m.cells), completed=len(rows)) if progress else None
+
+    def record(results: Iterable[CellResult]) -> None:
+        for row in results:
+            ledger.append(row)
+            rows[row.cell_id] = row
+            if bar is not None:
+                progress.advance(bar)
+
+    try:
+        controls = [c for c in m.cells if c.is_control and c.cell_id not in rows]
+        record(executor.run(scorer, groups(controls)))
+        control_of = {r.task: r.outcome for r in rows.values() if r.family == "control"}
+        todo: list[Cell] = []
+        blocked: list[CellResult] = []
+        for c in m.cells:
+            if c.is_control or c.cell_id in rows:
+                continue
+            # A cell needs a correct run to start from and a verifier that passes its own task's.
+            failed = [t for t in dict.fromkeys((c.task, c.run_task)) if control_of.get(t) != Outcome.CONTROL_PASS.value]
+            if failed:
+                blocked.append(scorer.unscorable(c, control_of.get(failed[0], "unscored"), failed[0]))
+            else:
+                todo.append(c)
+        record(blocked)
+        record(executor.run(scorer, groups(todo)))
+    finally:
+        ledger.close()
+    return rows
+
+
+def summarize(
+    m: Manifest, rows: dict[str, CellResult], out: Path, c: float = rewards.DEFAULT_C
+) -> summary_mod.Summary | swap_mod.Census:
+    """Write summary.md/json, report.html (and, for the fault arm, rewards.json) for the manifest's arm."""
+    result: summary_mod.Summary | swap_mod.Census
+    result = swap_mod.write(m, rows, out) if m.arm == swap_mod.SWAP else summary_mod.write(m, rows, out, c)
+    report_html.write(out, m, rows, result)
+    return result
+
+
+def _run(
+    bench: Adapter,
+    out: Path,
+    arm: str,
+    tasks: Sequence[str],
+    families: Sequence[str],
+    executor: Executor | None,
+    console: Console | None,
+    quiet: bool,
+) -> summary_mod.Summary | swap_mod.Census:
+    console = console or Console(stderr=True)
+    check_out_dir(out)
+    if (out / manifest_mod.MANIFEST).exists():
+        stored = manifest_mod.read(out)
+        if stored.arm != arm:
+            other = "verimut swap" if stored.arm == swap_mod.SWAP else "verimut audit"
+            raise AuditError(f"{out} holds a {other} run ({stored.arm} arm); choose another --out")
+    started, began = datetime.now(UTC), time.monotonic()
+    with _progress(console, quiet) as progress:
+        bar = progress.add_task("building manifest", total=2 * len(tasks), unit="task steps") if progress else None
+        m = prepare(bench, out, tasks, families, lambda _: progress.advance(bar) if progress else None, arm)
+        before = len(Ledger(out).read())
+        rows = score_all(bench, m, out, executor or InProcess(), progress)
+    wall = round(time.monotonic() - began, 3)
+    append_run(out, RunRecord(started.isoformat(timespec="seconds"), wall, len(rows) - before, arm))
+    return summarize(m, rows, out)
+
+
+def swap(
+    bench: Adapter,
+    out: Path,
+    *,
+    suites: Sequence[str] = (),
+    tasks: Sequence[str] = (),
+    executor: Executor | None = None,
+    console: Console | None = None,
+    quiet: bool = False,
+) -> swap_mod.Census:
+    """The intent-swap census of the chosen tasks (pairs are formed within each suite)."""
+    if bench.verify_as is None:
+        raise AuditError(
+            f"{bench.name} cannot run the intent-swap census: its adapter has no verify_as(task, episode, run)"
+        )
+    chosen = select_tasks(bench.tasks(), suites, tasks)
+    result = _run(bench, out, swap_mod.SWAP, chosen, (), executor, console, quiet)
+    assert isinstance(result, swap_mod.Census)
+    return result
+
+
+def audit(
+    bench: Adapter,
+    out: Path,
+    *,
+    suites: Sequence[str] = (),
+    tasks: Sequence[str] = (),
+    families: Sequence[str] = (),
+    executor: Executor | None = None,
+    console: Console | None = None,
+    quiet: bool = False,
+) -> summary_mod.Summary:
+    chosen = select_tasks(bench.tasks(), suites, tasks)
+    fams = select_families(families, bench.grammar)
+    result = _run(bench, out, "fault", chosen, fams, executor, console, quiet)
+    assert isinstance(result, summary_mod.Summary)
+    return result

@@ -1,0 +1,219 @@
+"""The adapter interface: what verimut needs from a benchmark, and nothing more.
+
+A benchmark adapter is any object with the members of `Benchmark`. verimut never looks inside an
+episode: it asks the adapter to execute actions, to snapshot the state as plain data, and to call
+the benchmark's own, unmodified verifier. The optional members are declared below (`Forks`,
+`Swaps`, `Explains`, `Locates`, `DescribesForms`, `Closes`, and the attributes `grammar` and
+`concurrency`). `resolve` looks them up once, into the `Adapter` the whole pipeline uses: no other
+module asks an adapter what it has. A member set to None counts as absent (a remote adapter
+whose worker lacks it says so that way).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+import msgspec
+
+from verimut.errors import AuditError
+from verimut.forms import FormFacts
+from verimut.run import Action, Run, Step
+
+GRAMMARS = ("api", "form")
+
+
+class Verdict(msgspec.Struct, frozen=True):
+    """The verifier's answer. `checks` holds per-check results when the verifier reports several."""
+
+    passed: bool
+    detail: str = ""
+    checks: dict[str, bool] = {}
+
+
+@runtime_checkable
+class Benchmark(Protocol):
+    """One benchmark, at one version, as verimut sees it."""
+
+    # Read-only here: a plain class attribute (`name = "mybench"`) is what adapters write.
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def version(self) -> str: ...
+
+    @property
+    def telemetry(self) -> Sequence[str]:
+        """Glob patterns over state paths that record reads rather than effects (a request log, a read flag).
+
+        The oracle leaves them out of every comparison and says so. A pattern matches a collection
+        ("web.web_requests") or a field of its records ("inbox.emails[*].read").
+        """
+        ...
+
+    def provenance(self) -> Mapping[str, str]:
+        """Package and data versions to record in the manifest."""
+        ...
+
+    def tasks(self) -> Sequence[str]:
+        """Every task id, in a stable order."""
+        ...
+
+    def instruction(self, task: str) -> str:
+        """The task's instruction text, as an agent would read it."""
+        ...
+
+    def reset(self, task: str) -> Any:
+        """A fresh episode at the task's clean start state (the adapter's own object)."""
+        ...
+
+    def reference(self, task: str, episode: Any) -> Run:
+        """The task's correct reference run, read from a fresh episode."""
+        ...
+
+    def execute(self, episode: Any, action: Action) -> Step:
+        """Execute one action in the episode."""
+        ...
+
+    def is_write(self, action: Action) -> bool:
+        """Whether an action is meant to change state (not counting telemetry)."""
+        ...
+
+    def snapshot(self, episode: Any) -> Any:
+        """The episode's current state as plain JSON data (dicts, lists, scalars)."""
+        ...
+
+    def verify(self, episode: Any, run: Run) -> Verdict:
+        """Call the benchmark's unmodified verifier on the episode's end state."""
+        ...
+
+
+class Forks(Protocol):
+    """Optional: an adapter that can copy a live episode.
+
+    With it, verimut replays a shared prefix once and forks the episode for every run that
+    starts with that prefix (and grades one end state with many verifiers in the swap
+    census). The copy must be independent: executing actions in it, or verifying it, must
+    not change the original. Without it, every run is replayed from `reset`.
+    """
+
+    def fork(self, episode: Any) -> Any: ...
+
+
+class Swaps(Protocol):
+    """Optional, needed by the intent-swap census: grade an episode with another task's verifier.
+
+    `episode` was reset for, and has run, some other task's run; call `task`'s own,
+    unmodified verifier on it, giving it that episode's start and end states.
+    """
+
+    def verify_as(self, task: str, episode: Any, run: Run) -> Verdict: ...
+
+
+class Explains(Protocol):
+    """Optional: an adapter that can say in one line why its verifier missed a difference."""
+
+    def explain(self, task: str, collections: Sequence[str]) -> str | None: ...
+
+
+class Locates(Protocol):
+    """Optional: where a task's verifier is defined, so SARIF results can point at it.
+
+    Returns (source file, first line, qualified name), or None when it cannot tell.
+    """
+
+    def verifier_source(self, task: str) -> tuple[str, int, str] | None: ...
+
+
+class DescribesForms(Protocol):
+    """Optional, for form benchmarks: a form task's fields, defaults and template values (see forms.py)."""
+
+    def form(self, task: str) -> FormFacts: ...
+
+
+class Closes(Protocol):
+    """Optional: release an episode verimut no longer holds (a remote worker calls it when a handle is dropped)."""
+
+    def close(self, episode: Any) -> None: ...
+
+
+# Optional attributes, read once by `resolve`:
+#   grammar: str = "api"        the fault grammar the benchmark is audited with by default ("api" or "form")
+#   concurrency: int | None     at most this many cells at once (a live instance is shared state); None: no limit
+
+
+@dataclass(frozen=True)
+class Adapter:
+    """A benchmark with its optional capabilities resolved: each is a callable, or None when absent.
+
+    It is itself a `Benchmark` (the required members are the wrapped adapter's), so code that only
+    drives episodes takes either; code that asks for a capability takes this.
+    """
+
+    bench: Benchmark
+    fork: Callable[[Any], Any] | None = None
+    verify_as: Callable[[str, Any, Run], Verdict] | None = None
+    explain: Callable[[str, Sequence[str]], str | None] | None = None
+    verifier_source: Callable[[str], tuple[str, int, str] | None] | None = None
+    form: Callable[[str], FormFacts] | None = None
+    close: Callable[[Any], None] | None = None
+    grammar: str = "api"
+    concurrency: int | None = None
+
+    @property
+    def name(self) -> str:
+        return self.bench.name
+
+    @property
+    def version(self) -> str:
+        return self.bench.version
+
+    @property
+    def telemetry(self) -> Sequence[str]:
+        return self.bench.telemetry
+
+    def provenance(self) -> Mapping[str, str]:
+        return self.bench.provenance()
+
+    def tasks(self) -> Sequence[str]:
+        return self.bench.tasks()
+
+    def instruction(self, task: str) -> str:
+        return self.bench.instruction(task)
+
+    def reset(self, task: str) -> Any:
+        return self.bench.reset(task)
+
+    def reference(self, task: str, episode: Any) -> Run:
+        return self.bench.reference(task, episode)
+
+    def execute(self, episode: Any, action: Action) -> Step:
+        return self.bench.execute(episode, action)
+
+    def is_write(self, action: Action) -> bool:
+        return self.bench.is_write(action)
+
+    def snapshot(self, episode: Any) -> Any:
+        return self.bench.snapshot(episode)
+
+    def verify(self, episode: Any, run: Run) -> Verdict:
+        return self.bench.verify(episode, run)
+
+
+CAPABILITIES = ("fork", "verify_as", "explain", "verifier_source", "form", "close")
+
+
+def resolve(bench: Benchmark | Adapter) -> Adapter:
+    """The adapter with its optional capabilities looked up, once (an `Adapter` is returned as it is)."""
+    if isinstance(bench, Adapter):
+        return bench
+    found: dict[str, Any] = {}
+    for name in CAPABILITIES:
+        member = getattr(bench, name, None)
+        found[name] = member if callable(member) else None
+    grammar = getattr(bench, "grammar", None) or "api"
+    if grammar not in GRAMMARS:
+        raise AuditError(f"{bench.name}: grammar {grammar!r} is not one of {', '.join(GRAMMARS)}")
+    concurrency = getattr(bench, "concurrency", None)
+    return Adapter(bench, grammar=grammar, concurrency=int(concurrency) if concurrency else None, **found)

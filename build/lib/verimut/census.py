@@ -1,0 +1,38 @@
+"""The idempotence census: which writes of a reference run change the state again when repeated."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import msgspec
+
+from verimut import oracle
+from verimut.benchmark import Benchmark
+from verimut.run import Run
+
+
+class CensusEntry(msgspec.Struct, frozen=True):
+    action: int
+    tool: str
+    non_idempotent: bool
+    changes: str  # what the second call changed, e.g. "inbox.emails: 1 added"
+
+
+def idempotence(bench: Benchmark, task: str, run: Run, ignore: Iterable[str]) -> list[CensusEntry]:
+    """Replay each write twice from the reference state before it and compare the two states."""
+    patterns = list(ignore)
+    entries: list[CensusEntry] = []
+    for k, action in enumerate(run.actions):
+        if not bench.is_write(action):
+            continue
+        episode = bench.reset(task)
+        for prior in run.actions[: k + 1]:
+            bench.execute(episode, prior)
+        once = bench.snapshot(episode)
+        bench.execute(episode, action)
+        twice = bench.snapshot(episode)
+        changes = oracle.compare(once, twice, patterns)
+        entries.append(
+            CensusEntry(k, action.name, bool(changes), "; ".join(f"{d.collection}: {d.counts()}" for d in changes))
+        )
+    return entries

@@ -1,0 +1,67 @@
+"""The fixed classification rule: one outcome per cell, from facts the pipeline recorded."""
+
+from __future__ import annotations
+
+from enum import Enum
+
+
+class Outcome(str, Enum):
+    CONTROL_PASS = "control_pass"
+    CONTROL_FAIL = "control_fail"
+    REFUSED = "refused"
+    INCOMPLETE = "incomplete"
+    HARMLESS = "harmless"
+    REJECTED = "rejected"
+    FALSE_ACCEPT = "false_accept"
+    FALSE_REJECT = "false_reject"
+    ERROR = "error"
+    # The intent-swap census: another task's correct run, passed by this task's verifier.
+    ACCEPTED_EFFECT_PRESENT = "accepted_effect_present"
+    ACCEPTED_EFFECT_ABSENT = "accepted_effect_absent"
+
+
+def classify(
+    *,
+    control: bool,
+    refused: bool,
+    delivered: bool,
+    verdict: bool | None,
+    same_as_reference: bool,
+) -> Outcome:
+    """The rule, in order of precedence.
+
+    A control is judged by its verdict alone. An edit that does not apply is refused; one
+    whose delivery raised is incomplete; a verifier that raised (verdict None) is an error.
+    Then the end state decides: equal to the reference's and passed is harmless, equal and
+    failed is a false reject; different and passed is a confirmed false accept, different
+    and failed is rejected.
+    """
+    if refused:
+        return Outcome.REFUSED
+    if control:
+        if verdict is None:
+            return Outcome.ERROR
+        return Outcome.CONTROL_PASS if verdict else Outcome.CONTROL_FAIL
+    if not delivered:
+        return Outcome.INCOMPLETE
+    if verdict is None:
+        return Outcome.ERROR
+    if same_as_reference:
+        return Outcome.HARMLESS if verdict else Outcome.FALSE_REJECT
+    return Outcome.FALSE_ACCEPT if verdict else Outcome.REJECTED
+
+
+def classify_swap(*, delivered: bool, verdict: bool | None, effect_present: bool) -> Outcome:
+    """The rule for an off-diagonal swap cell (the diagonal is a control, judged by `classify`).
+
+    A run whose delivery raised is incomplete; a verifier that raised is an error; a fail is
+    rejected. A pass is an acceptance, split by the end state: the verifier's own task's
+    requested effect present (not a finding) or absent (a false accept the end state confirms).
+    """
+    if not delivered:
+        return Outcome.INCOMPLETE
+    if verdict is None:
+        return Outcome.ERROR
+    if not verdict:
+        return Outcome.REJECTED
+    return Outcome.ACCEPTED_EFFECT_PRESENT if effect_present else Outcome.ACCEPTED_EFFECT_ABSENT

@@ -1,0 +1,462 @@
+"""The command line: `verimut audit BENCHMARK`, `verimut swap BENCHMARK`, `verimut report DIR`, `verimut ls DIR`,
+`verimut show DIR CELL_ID`, `verimut families`, ...
+
+Exit codes: 0 no confirmed false accept, 1 at least one, 2 could not audit. `--fail-on`
+replaces "at least one confirmed false accept" with an expression over the counts.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Annotated, Any
+
+import msgspec
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from verimut import adapters, cell_view, junit, report_html, rewards, sarif
+from verimut import audit as audit_mod
+from verimut import bundle as bundle_mod
+from verimut import executor as executor_mod
+from verimut import gate as gate_mod
+from verimut import ledger as ledger_mod
+from verimut import manifest as manifest_mod
+from verimut import rank as rank_mod
+from verimut import repair as repair_mod
+from verimut import summary as summary_mod
+from verimut import swap as swap_mod
+from verimut.benchmark import Adapter
+from verimut.errors import AuditError
+from verimut.faults import CONTROL, FAMILIES, GRAMMARS
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
+err = Console(stderr=True)
+out = Console(width=None if sys.stdout.isatty() else 140)
+
+
+def _table(s: summary_mod.Summary) -> Table:
+    present = [o for o in summary_mod.OUTCOMES if s.total(o)]
+    table = Table(title=f"{s.benchmark} {s.version}: outcomes per fault family")
+    table.add_column("family")
+    for o in present:
+        table.add_column(o, justify="right", style="bold red" if o == "false_accept" else None)
+    for fam, c in s.counts.items():
+        table.add_row(fam, *(str(c.get(o, 0)) for o in present))
+    return table
+
+
+def _swap_table(c: swap_mod.Census) -> Table:
+    table = Table(title=f"{c.benchmark} {c.version}: intent-swap census (valid cells / verifier passes per rung)")
+    table.add_column("suite")
+    table.add_column("row")
+    for col in ("cells", "valid", "passes", "effect present", "effect absent", "other"):
+        table.add_column(col, justify="right", style="bold red" if col == "effect absent" else None)
+    for suite, rows in c.table.items():
+        for key, n in rows.items():
+            if key == "control":
+                ok = n.get("control_pass", 0)
+                table.add_row(
+                    suite, "diag (control)", str(n["cells"]), str(n.get("scored", 0)), f"{ok}/{n['cells']}", "", "", ""
+                )
+                continue
+            other = sum(v for k, v in n.items() if k not in ("cells", "scored", "valid", "passed", *swap_mod.VALID))
+            table.add_row(
+                suite,
+                f"rung {key}" if key != "read-only" else "read-only",
+                str(n["cells"]),
+                str(n.get("valid", 0)),
+                str(n.get("passed", 0)),
+                str(n.get(swap_mod.ACCEPTED[0], 0)),
+                str(n.get(swap_mod.ACCEPTED[1], 0)),
+                str(other),
+            )
+    return table
+
+
+class _CI(msgspec.Struct, frozen=True):
+    """What a CI run asked for: the gate's expression, and the files to write."""
+
+    fail_on: str | None = None
+    junit: Path | None = None
+    sarif: Path | None = None
+
+
+def _ci_outputs(ci: _CI, directory: Path, locate: sarif.Locator | None) -> None:
+    if ci.junit is None and ci.sarif is None:
+        return
+    m = manifest_mod.read(directory)
+    rows = ledger_mod.Ledger(directory).read()
+    if ci.junit is not None:
+        out.print(f"JUnit XML: {junit.write(m, rows, ci.junit)}")
+    if ci.sarif is not None:
+        out.print(f"SARIF: {sarif.write(m, rows, ci.sarif, locate)}")
+
+
+def _finish(
+    s: summary_mod.Summary | swap_mod.Census,
+    directory: Path,
+    ci: _CI | None = None,
+    locate: sarif.Locator | None = None,
+) -> None:
+    if isinstance(s, swap_mod.Census):
+        out.print(_swap_table(s))
+        out.print(
+            f"off-diagonal acceptances: {len(s.acceptances) or 'none found'}; with the requested effect absent "
+            f"(confirmed false accepts): {len(s.false_accepts) or 'none found'}. " + s.note
+        )
+    else:
+        out.print(_table(s))
+        out.print(f"confirmed false accepts: {len(s.false_accepts) or 'none found'}; " + s.note)
+        if s.rewards:
+            out.print(f"rewards: {s.rewards['conclusion']} (per cell: {directory / summary_mod.REWARDS})")
+    if s.control_failures:
+        out.print(f"[bold red]{len(s.control_failures)} control(s) failed[/]: see the report")
+    out.print(
+        f"report: {directory / report_html.REPORT} and {directory / 'summary.md'}  "
+        f"(machine-readable: {directory / 'summary.json'}, ledger: {directory / ledger_mod.LEDGER})"
+    )
+    ci = ci or _CI()
+    _ci_outputs(ci, directory, locate)
+    gate = gate_mod.read(ci.fail_on, gate_mod.vocabulary_of(s))
+    fired = gate_mod.fired(gate, gate_mod.counts_of(s))
+    if fired:
+        out.print(f"fail-on {str(gate)!r} holds: " + "; ".join(fired), highlight=False)
+    elif ci.fail_on is not None:
+        out.print(f"fail-on {str(gate)!r} does not hold", highlight=False)
+    raise typer.Exit(1 if fired else 0)
+
+
+def _run(
+    benchmark: str,
+    version: str | None,
+    options: Mapping[str, Any],
+    out_dir: Path | None,
+    suffix: str,
+    runner: executor_mod.Executor,
+    run: Callable[[Adapter, Path, executor_mod.Executor], summary_mod.Summary | swap_mod.Census],
+    ci: _CI,
+) -> None:
+    """Load the benchmark, run one arm into its directory, release the executor, report."""
+    try:
+        bench = adapters.load(benchmark, version, options)
+        directory = out_dir or Path("verimut-out") / f"{bench.name}-{bench.version}{suffix}"
+        result = run(bench, directory, runner)
+    finally:
+        runner.close()
+    _finish(result, directory, ci, sarif.locator(bench))
+
+
+def _options(given: list[str] | None) -> dict[str, Any]:
+    """`--option KEY=VALUE`s as the adapter's options (values stay strings: the adapter reads them)."""
+    options: dict[str, Any] = {}
+    for item in given or ():
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise AuditError(f"--option {item!r}: give KEY=VALUE")
+        options[key.strip()] = value
+    return options
+
+
+_Version = Annotated[str | None, typer.Option("--version", "-v", help="Benchmark version (agentdojo: v1.2).")]
+_Suite = Annotated[
+    list[str] | None,
+    # --category (BFCL) and --domain (tau2) are what those benchmarks call their suites.
+    typer.Option("--suite", "-s", "--category", "--domain", help="Only these suites (repeatable)."),
+]
+_TaskOpt = Annotated[list[str] | None, typer.Option("--task", "-t", help="Only these task ids (repeatable).")]
+_Out = Annotated[Path | None, typer.Option("--out", "-o", help="Output directory; running again resumes.")]
+_Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
+_Executor = Annotated[str, typer.Option(help="pool (worker processes), inprocess, or ray.")]
+_Workers = Annotated[int | None, typer.Option(help="Workers (default: all cores; ray: all cores of this machine).")]
+_Timeout = Annotated[float, typer.Option(help="Seconds before a cell is cut and recorded as error (pool, ray).")]
+_Address = Annotated[str | None, typer.Option(help="Ray: the address of a running cluster (default: start one here).")]
+_Options = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--option",
+        "-O",
+        help="An adapter option, KEY=VALUE (repeatable), e.g. workarena: configs=incident:0,1;change_request:0.",
+    ),
+]
+_FailOn = Annotated[
+    str | None,
+    typer.Option(
+        "--fail-on",
+        help="Exit 1 when this holds, e.g. 'false_accept>0' (the default), 'extra.false_accept>0 or error>2', "
+        "'never'; a scope before the dot is a fault family (swap: a suite). Grammar: src/verimut/gate.py.",
+    ),
+]
+_Junit = Annotated[Path | None, typer.Option("--junit", help="Also write JUnit XML here (one test case per cell).")]
+_Sarif = Annotated[
+    Path | None, typer.Option("--sarif", help="Also write SARIF 2.1.0 here (one result per confirmed false accept).")
+]
+
+
+@app.command()
+def audit(
+    benchmark: Annotated[str, typer.Argument(help="A built-in benchmark (agentdojo) or module:object.")],
+    version: _Version = None,
+    suite: _Suite = None,
+    task: _TaskOpt = None,
+    family: Annotated[
+        list[str] | None, typer.Option("--family", "-f", help="Only these fault families (repeatable).")
+    ] = None,
+    out_dir: _Out = None,
+    quiet: _Quiet = False,
+    executor: _Executor = "pool",
+    workers: _Workers = None,
+    timeout: _Timeout = 300.0,
+    address: _Address = None,
+    option: _Options = None,
+    fail_on: _FailOn = None,
+    junit_path: _Junit = None,
+    sarif_path: _Sarif = None,
+    stand_in: Annotated[
+        bool,
+        typer.Option(
+            "--stand-in",
+            help="workarena: audit against verimut's offline ServiceNow stand-in on loopback (not ServiceNow).",
+        ),
+    ] = False,
+) -> None:
+    """Audit a benchmark's verifiers with the fault grammar; resume if --out holds a run."""
+    options = _options(option)
+    if stand_in:
+        if benchmark != "workarena":
+            raise AuditError(f"--stand-in is for workarena, not {benchmark!r}")
+        options["stand_in"] = True
+    # Check the gate before any work: a misspelt name should not cost a whole audit. The benchmark (and so
+    # its grammar's default families) is not loaded yet: without --family, any registered family is a scope.
+    scopes = (CONTROL, *(audit_mod.select_families(family) if family else FAMILIES))
+    gate_mod.read(fail_on, gate_mod.Vocabulary("fault", scopes))
+
+    def run(bench: Adapter, directory: Path, runner: executor_mod.Executor) -> summary_mod.Summary:
+        selection = {"suites": suite or (), "tasks": task or (), "families": family or ()}
+        return audit_mod.audit(bench, directory, **selection, executor=runner, console=err, quiet=quiet)
+
+    _run(
+        benchmark,
+        version,
+        options,
+        out_dir,
+        "",
+        executor_mod.make(
+            executor, workers, timeout, benchmark=benchmark, version=version, options=options, address=address
+        ),
+        run,
+        _CI(fail_on, junit_path, sarif_path),
+    )
+
+
+@app.command()
+def swap(
+    benchmark: Annotated[str, typer.Argument(help="A built-in benchmark (agentdojo) or module:object.")],
+    version: _Version = None,
+    suite: _Suite = None,
+    task: _TaskOpt = None,
+    out_dir: _Out = None,
+    quiet: _Quiet = False,
+    executor: _Executor = "pool",
+    workers: _Workers = None,
+    timeout: _Timeout = 300.0,
+    address: _Address = None,
+    option: _Options = None,
+    fail_on: _FailOn = None,
+    junit_path: _Junit = None,
+    sarif_path: _Sarif = None,
+) -> None:
+    """The intent-swap census: grade each task's reference run with every other task's verifier (per suite)."""
+    gate_mod.read(fail_on)  # the syntax now; the suite names once the benchmark is loaded
+
+    def run(bench: Adapter, directory: Path, runner: executor_mod.Executor) -> swap_mod.Census:
+        chosen = audit_mod.select_tasks(bench.tasks(), suite or (), task or ())
+        suites = tuple(dict.fromkeys(swap_mod.suite_of(t) for t in chosen))
+        gate_mod.read(fail_on, gate_mod.Vocabulary(swap_mod.SWAP, suites))
+        return audit_mod.swap(
+            bench, directory, suites=suite or (), tasks=task or (), executor=runner, console=err, quiet=quiet
+        )
+
+    options = _options(option)
+    _run(
+        benchmark,
+        version,
+        options,
+        out_dir,
+        "-swap",
+        executor_mod.make(
+            executor, workers, timeout, benchmark=benchmark, version=version, options=options, address=address
+        ),
+        run,
+        _CI(fail_on, junit_path, sarif_path),
+    )
+
+
+@app.command()
+def report(
+    directory: Annotated[Path, typer.Argument(help="An audit's --out directory.")],
+    reward_modules: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--rewards", help="A module that registers reward formulas (verimut.rewards.formula); repeatable."
+        ),
+    ] = None,
+    procredit_c: Annotated[
+        float, typer.Option("--procredit-c", help="ProCredit's weight c (> 0).")
+    ] = rewards.DEFAULT_C,
+    fail_on: _FailOn = None,
+    junit_path: _Junit = None,
+    sarif_path: _Sarif = None,
+    benchmark: Annotated[
+        str | None,
+        typer.Option(help="For --sarif: the benchmark as given to `audit` (module:object), to locate its verifiers."),
+    ] = None,
+) -> None:
+    """Rebuild summary.md/json (and rewards.json) from an audit's (or a swap census's) manifest and ledger."""
+    if procredit_c <= 0:
+        raise AuditError(f"--procredit-c must be positive, not {procredit_c:g}")
+    rewards.load(reward_modules or [])
+    m = manifest_mod.read(directory)
+    gate_mod.read(fail_on, gate_mod.vocabulary_of_manifest(m))
+    rows = ledger_mod.Ledger(directory).read()
+    locate = None
+    if sarif_path is not None and (benchmark is not None or adapters.known(m.benchmark)):
+        locate = sarif.locator(adapters.load(benchmark or m.benchmark, m.version))
+    _finish(
+        audit_mod.summarize(m, rows, directory, procredit_c), directory, _CI(fail_on, junit_path, sarif_path), locate
+    )
+
+
+@app.command()
+def repair(
+    directory: Annotated[Path, typer.Argument(help="A fault-arm audit's --out directory.")],
+    benchmark: Annotated[
+        str | None, typer.Option(help="The benchmark as given to `audit`, when not built in (module:object).")
+    ] = None,
+    fail_on: Annotated[
+        str | None,
+        typer.Option(
+            "--fail-on",
+            help="Exit 1 when this holds (default 'new_false_reject>0'); counts: "
+            + ", ".join(gate_mod.COUNTS["repair"]),
+        ),
+    ] = None,
+) -> None:
+    """Write the minimal frame-condition checks for the audit's false accepts; regrade every cell with them."""
+    gate = gate_mod.read(fail_on, gate_mod.Vocabulary("repair", ()))
+    m = manifest_mod.read(directory)
+    if benchmark is None and not adapters.known(m.benchmark):
+        raise AuditError(f"{m.benchmark!r} is not built in: give --benchmark module:object, as given to `audit`")
+    bench = adapters.load(benchmark or m.benchmark, m.version)
+    rows = ledger_mod.Ledger(directory).read()
+    with err.status("replaying and regrading every cell with the repaired verifiers ..."):
+        r = repair_mod.run(bench, m, rows, directory)
+    table = Table(title=f"{r.benchmark} {r.version}: the repair, regraded")
+    for col in ("", "before", "after"):
+        table.add_column(col)
+    table.add_row(
+        "confirmed false accepts",
+        f"{r.false_accepts} accepted",
+        f"{len(r.now_rejected)} rejected, {len(r.still_accepted)} still accepted",
+    )
+    table.add_row("controls", f"{r.controls} pass", f"{r.controls_still_passing} pass")
+    table.add_row("harmless edits", f"{r.harmless} pass", f"{r.harmless_still_passing} pass")
+    table.add_row("new false rejects", "", str(len(r.new_false_rejects) or "none found"))
+    out.print(table)
+    page = report_html.rebuild(directory)  # its before/after counts join the audit's page
+    out.print(f"{r.checks} checks in {r.module}; report: {directory / repair_mod.REPAIR / 'summary.md'} and {page}")
+    fired = gate_mod.fired(gate, gate_mod.repair_counts(r))
+    if fired:
+        out.print(f"fail-on {str(gate)!r} holds: " + "; ".join(fired), highlight=False)
+    raise typer.Exit(1 if fired else 0)
+
+
+@app.command("ls")
+def ls(
+    directory: Annotated[Path, typer.Argument(help="An audit's (or a swap census's) --out directory.")],
+    outcome: Annotated[
+        list[str] | None, typer.Option("--outcome", help="Only cells with this outcome (repeatable).")
+    ] = None,
+    family: Annotated[
+        list[str] | None, typer.Option("--family", "-f", help="Only this fault family (repeatable).")
+    ] = None,
+    task: _TaskOpt = None,
+    suite: _Suite = None,
+) -> None:
+    """List cells: id, outcome, edit. Every id works with `verimut show DIR ID` (and is a link target in report.html)."""
+    m = manifest_mod.read(directory)
+    picked = cell_view.select(
+        m, ledger_mod.Ledger(directory).read(), outcome or (), family or (), task or (), suite or ()
+    )
+    width = max((len(c.cell_id) for c, _ in picked), default=0)
+    try:
+        for cell, result in picked:
+            print(f"{cell.cell_id:<{width}}  {result:<23}  {cell.note}")
+        sys.stdout.flush()
+    except BrokenPipeError:  # `verimut ls DIR | head`: the reader has all it wants
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return
+    err.print(f"{len(picked)} of {len(m.cells)} cells", highlight=False)
+
+
+@app.command()
+def show(
+    directory: Annotated[Path, typer.Argument(help="An audit's (or a swap census's) --out directory.")],
+    cell_id: Annotated[str, typer.Argument(help="A cell id, as `verimut ls` and report.html give it.")],
+) -> None:
+    """One cell: its edit as an action diff, the end-state evidence, the verifier's checks, its rewards."""
+    m = manifest_mod.read(directory)
+    cell = cell_view.find(m, cell_id, str(directory))
+    row = ledger_mod.Ledger(directory).read().get(cell_id)
+    out.print(cell_view.to_rich(cell_view.view(m, cell, row, report_html.cell_rewards(directory))))
+
+
+@app.command()
+def families() -> None:
+    """List the fault families and what each does."""
+    for name, op in FAMILIES.items():
+        doc = (op.__doc__ or "").strip().splitlines()
+        grammars = "/".join(GRAMMARS.get(name, ("api",)))  # api: tool-call benchmarks; form: form benchmarks
+        out.print(f"[bold]{name}[/] [dim]({grammars})[/]  {doc[0] if doc else ''}")
+
+
+# Commands whose whole implementation lives in their own module.
+app.command("bundle")(bundle_mod.bundle_command)
+app.command("verify")(bundle_mod.verify_command)
+app.command("rank")(rank_mod.command)
+
+
+def main() -> None:
+    try:
+        code = app(standalone_mode=False)
+    except AuditError as e:
+        err.print(f"verimut: error: {e}", highlight=False, markup=False, soft_wrap=True)
+        sys.exit(2)
+    except typer.Exit as e:
+        sys.exit(e.exit_code)
+    except (typer.Abort, KeyboardInterrupt):
+        err.print("verimut: interrupted; scored cells are in the ledger, run again to resume")
+        sys.exit(130)
+    except Exception as e:  # noqa: BLE001  (usage errors and crashes, sorted below)
+        # Usage errors (unknown option, missing argument) arrive here in non-standalone mode;
+        # typer vendors its own click, so recognise them by their interface.
+        if hasattr(e, "format_message") and hasattr(e, "exit_code"):
+            err.print(f"verimut: error: {e.format_message()}", highlight=False, markup=False, soft_wrap=True)
+            sys.exit(2)
+        # Not exit 1, which means "confirmed false accepts": a crash means the audit could not finish.
+        import traceback
+
+        traceback.print_exc()
+        err.print(
+            f"verimut: internal error: {type(e).__name__}: {e}; recorded cells are kept, run again to resume",
+            markup=False,
+        )
+        sys.exit(2)
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,292 @@
+"""The fault grammar: each family is a pure function from a reference run to edited runs.
+
+An operator gets the reference run and a `FaultContext` (what the reference replay
+showed: which actions write, what each returned, the instruction, the start state's
+values, the idempotence census) and returns its edits, or a `Refusal` saying why it
+does not apply. Adding a family is one decorated function:
+
+    @family("omit-first")
+    def omit_first(run, ctx):
+        ...
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import msgspec
+
+from verimut import forms
+from verimut.pinned import ValueIndex, alternative, pins
+from verimut.registry import Registry
+from verimut.run import Action, Run
+
+CONTROL = "control"
+
+
+class Edit(msgspec.Struct, frozen=True):
+    """One edited run. `variant` names it within its family; `note` says what changed."""
+
+    variant: str
+    run: Run
+    note: str
+    detail: dict[str, Any] = {}
+
+
+class Refusal(msgspec.Struct, frozen=True):
+    reason: str
+
+
+class FaultContext(msgspec.Struct, frozen=True):
+    writes: tuple[bool, ...]
+    outputs: tuple[str, ...]
+    instruction: str
+    values: ValueIndex
+    # Per action: True/False for writes the census replayed twice, None for reads.
+    non_idempotent: tuple[bool | None, ...]
+    # A form task's fields, defaults and template values (form benchmarks only; see forms.py).
+    form: forms.FormFacts | None = None
+
+    def write_positions(self) -> list[int]:
+        return [i for i, w in enumerate(self.writes) if w]
+
+
+Operator = Callable[[Run, FaultContext], "list[Edit] | Refusal"]
+FAMILIES: Registry[Operator] = Registry("fault family")
+# Which grammar each family belongs to: "api" (tool-call benchmarks) or "form" (form benchmarks,
+# whose adapters say `grammar = "form"`). An audit runs its benchmark's grammar unless told otherwise.
+GRAMMARS: dict[str, tuple[str, ...]] = {}
+# Families that need the idempotence census (it replays every write twice: skipped when none is run).
+USES_CENSUS = {"extra-ni"}
+
+
+def family(name: str, grammars: tuple[str, ...] = ("api",)) -> Callable[[Operator], Operator]:
+    """Register an operator under a family name."""
+
+    def register(op: Operator) -> Operator:
+        if name == CONTROL:
+            raise ValueError(f"fault family {name!r} is already registered")
+        FAMILIES.register(name, op)
+        GRAMMARS[name] = grammars
+        return op
+
+    return register
+
+
+def of_grammar(grammar: str) -> list[str]:
+    """The families a benchmark of this grammar is audited with by default, in registry order."""
+    return [name for name in FAMILIES if grammar in GRAMMARS.get(name, ("api",))]
+
+
+def _without(run: Run, drop: Sequence[int]) -> Run:
+    gone = set(drop)
+    return run.replace_actions([a for i, a in enumerate(run.actions) if i not in gone])
+
+
+def _duplicate(run: Run, at: int) -> Run:
+    actions = list(run.actions)
+    actions.insert(at + 1, actions[at])
+    return run.replace_actions(actions)
+
+
+_NO_WRITE = Refusal("the reference run has no write")
+
+
+@family("claim-only", grammars=("api", "form"))
+def claim_only(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
+    """Drop every write; keep the reads and the completion claim."""
+    writes = ctx.write_positions()
+    if not writes:
+        return _NO_WRITE
+    return [Edit("-", _without(run, writes), f"dropped all {len(writes)} write(s); reads and answer kept")]
+
+
+@family("omit")
+def omit(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
+    """Drop the last write."""
+    writes = ctx.write_positions()
+    if not writes:
+        return _NO_WRITE
+    last = writes[-1]
+    return [Edit("-", _without(run, [last]), f"dropped the last write, #{last} {run.actions[last].name}")]
+
+
+@family("partial")
+def partial(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
+    """Keep only the first of a repeated write sequence (one variant per repeated tool)."""
+    seen: dict[str, list[int]] = {}
+    for i in ctx.write_positions():
+        seen.setdefault(run.actions[i].name, []).append(i)
+    repeated = {name: ix for name, ix in seen.items() if len(ix) > 1}
+    if not repeated:
+        return Refusal("no write is repeated in the reference run")
+    return [
+        Edit(name, _without(run, ix[1:]), f"kept only the first of {len(ix)} {name} writes (#{ix[0]})")
+        for name, ix in repeated.items()
+    ]
+
+
+@family("wrong-value")
+def wrong_value(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
+    """Move one pinned written argument to another legal value of its kind (one variant per argument)."""
+    found = pins(run, ctx.writes, ctx.outputs, ctx.instruction)
+    if not found:
+        return _NO_WRITE
+    edits: list[Edit] = []
+    unmoved: list[str] = []
+    used = frozenset(v for a in run.actions for v in a.args.values() if isinstance(v, (str, int, float)))
+    for pin in found:
+        if pin.source is None:
+            continue
+        moved = alternative(pin.value, pin.arg, ctx.values, used)
+        if moved is None:
+            unmoved.append(f"#{pin.action}.{pin.arg}")
+            continue
+        actions = list(run.actions)
+        old = actions[pin.action]
+        actions[pin.action] = msgspec.structs.replace(old, args={**old.args, pin.arg: moved})
+        edits.append(
+            Edit(
+                f"{pin.action}.{pin.arg}",
+                run.replace_actions(actions),
+                f"#{pin.action} {old.name}: {pin.arg} {pin.value!r} -> {moved!r} (pinned by {pin.source})",
+                {"action": pin.action, "arg": pin.arg, "from": pin.value, "to": moved, "pinned_by": pin.source},
+            )
+        )
+    if edits:
+        return edits
+    unpinned = sum(1 for p in found if p.source is None)
+    reason = f"no pinned written value ({unpinned} unpinned argument(s) left alone)"
+    if unmoved:
+        reason = f"no other legal value for the pinned argument(s) {', '.join(unmoved)}"
+    return Refusal(reason)
+
+
+@family("extra")
+def extra(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
+    """Repeat the last write right after it."""
+    writes = ctx.write_positions()
+    if not writes:
+        return _NO_WRITE
+    last = writes[-1]
+    return [Edit("-", _duplicate(run, last), f"repeated the last write, #{last} {run.actions[last].name}")]
+
+
+@family("extra-ni")
+def extra_ni(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
+    """Repeat the last write that the idempotence census marks non-idempotent."""
+    candidates = [i for i, ni in enumerate(ctx.non_idempotent) if ni]
+    if not ctx.write_positions():
+        return _NO_WRITE
+    if not candidates:
+        return Refusal("the idempotence census marks no write of the reference run non-idempotent")
+    last = candidates[-1]
+    return [
+        Edit(
+            "-",
+            _duplicate(run, last),
+            f"repeated the last non-idempotent write, #{last} {run.actions[last].name}",
+            {"census": "replaying it twice changes the state"},
+        )
+    ]
+
+
+# --- the form grammar (forms.py): a run is field writes, one per step, then a submit -------------
+
+
+def _form_facts(ctx: FaultContext) -> forms.FormFacts | Refusal:
+    if not ctx.write_positions():
+        return _NO_WRITE
+    if ctx.form is None:
+        return Refusal("not a form task (no form facts from the adapter)")
+    return ctx.form
+
+
+def _sets(run: Run) -> list[int]:
+    return [i for i, a in enumerate(run.actions) if a.name == forms.SET_FIELD]
+
+
+def _submit_at(run: Run) -> int | None:
+    return next((i for i, a in enumerate(run.actions) if a.name == forms.SUBMIT), None)
+
+
+@family("omit-field", grammars=("form",))
+def omit_field(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
+    """Submit the form without one requested field (the last one the run sets)."""
+    facts = _form_facts(ctx)
+    if isinstance(facts, Refusal):
+        return facts
+    sets = _sets(run)
+    if not sets:
+        return Refusal("the reference run sets no field")
+    name = str(run.actions[sets[-1]].args.get("field"))
+    return [Edit(name, _without(run, [sets[-1]]), f"left out the requested field {name!r}", {"field": name})]
+
+
+@family("omit-divergent", grammars=("form",))
+def omit_divergent(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
+    """Leave out a requested field whose requested value differs from its on-form default (per the census)."""
+    facts = _form_facts(ctx)
+    if isinstance(facts, Refusal):
+        return facts
+    divergent = set(forms.divergent_fields(facts))
+    sets = [i for i in _sets(run) if run.actions[i].args.get("field") in divergent]
+    if not sets:
+        return Refusal("every requested value equals its field's on-form default: omitting one changes nothing")
+    name = str(run.actions[sets[-1]].args["field"])
+    f = facts.field(name)
+    detail = {"field": name, "default": f.default if f else None, "requested": run.actions[sets[-1]].args.get("value")}
+    return [
+        Edit(name, _without(run, [sets[-1]]), f"left out {name!r}, whose requested value is not its default", detail)
+    ]
+
+
+@family("no-submit", grammars=("form",))
+def no_submit(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
+    """Fill every requested field and leave the form unsubmitted."""
+    facts = _form_facts(ctx)
+    if isinstance(facts, Refusal):
+        return facts
+    at = _submit_at(run)
+    if at is None:
+        return Refusal("the reference run has no submit step")
+    return [Edit("-", _without(run, [at]), "left the form unsubmitted (every field set, no submit)")]
+
+
+@family("extra-field", grammars=("form",))
+def extra_field(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
+    """Also write one out-of-scope field whose template value differs from its default (the census's first).
+
+    Two variants, for validators run after every step: the extra write in its own step before the
+    submit (`FIELD`), and the extra write and the submit in one step (`FIELD+submit`).
+    """
+    facts = _form_facts(ctx)
+    if isinstance(facts, Refusal):
+        return facts
+    at = _submit_at(run)
+    if at is None:
+        return Refusal("the reference run has no submit step")
+    candidates = forms.extra_field_candidates(facts)
+    if not candidates:
+        return Refusal("no out-of-scope field's template value differs from its on-form default")
+    c = candidates[0]
+    args = {"field": c.field, "value": c.value}
+    detail = {"field": c.field, "type": c.type, "default": c.default, "value": c.value, "candidates": len(candidates)}
+    apart = [*run.actions[:at], Action(forms.SET_FIELD, args), *run.actions[at:]]
+    together = [*run.actions[:at], Action(forms.SET_FIELD_THEN_SUBMIT, args), *run.actions[at + 1 :]]
+    what = f"also set out-of-scope {c.field!r} from {c.default!r} to {c.value!r}"
+    return [
+        Edit(
+            c.field,
+            run.replace_actions(apart),
+            f"{what}, in its own step before the submit",
+            {**detail, "step_split": "separate steps"},
+        ),
+        Edit(
+            f"{c.field}+submit",
+            run.replace_actions(together),
+            f"{what}, in the submit's step",
+            {**detail, "step_split": "one step"},
+        ),
+    ]

@@ -1,0 +1,202 @@
+"""The report's figures, drawn by matplotlib and returned as PNG data URIs (inline, no file, no network).
+
+Pure in what they take (counts and cells as plain data); each returns one `data:image/png;base64,...`.
+Figures are built on `matplotlib.figure.Figure` directly, never pyplot, so no GUI backend and no
+global figure state is involved (safe in worker processes and tests).
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import re
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from verimut.classify import Outcome
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+# matplotlib (and numpy) are imported where a figure is drawn: importing them takes about a
+# second, which `verimut ls`, `show` and the other commands that draw nothing should not pay.
+
+FALSE_ACCEPT = Outcome.FALSE_ACCEPT.value
+DPI = 110
+
+
+def data_uri(fig: Figure) -> str:
+    buf = io.BytesIO()
+    # No software/time metadata: the same counts give the same bytes.
+    fig.savefig(buf, format="png", dpi=DPI, bbox_inches="tight", metadata={"Software": None})
+    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode()
+
+
+def outcome_heatmaps(
+    counts: Mapping[str, Mapping[str, Mapping[str, int]]], outcomes: Sequence[str], families: Sequence[str]
+) -> str:
+    """One heat map per suite: fault family x outcome, the count in each cell; false accepts in red."""
+    import numpy as np
+    from matplotlib.figure import Figure
+
+    suites = list(counts)
+    cols = min(2, len(suites))
+    rows = (len(suites) + cols - 1) // cols
+    width = max(4.0, 0.9 * len(outcomes) + 1.6)
+    height = 0.36 * len(families) + 1.5
+    fig = Figure(figsize=(width * cols, height * rows), layout="constrained")
+    axes = fig.subplots(rows, cols, squeeze=False)
+    fa = outcomes.index(FALSE_ACCEPT) if FALSE_ACCEPT in outcomes else None
+    for n, ax in enumerate(axes.flat):
+        if n >= len(suites):
+            ax.set_axis_off()
+            continue
+        suite = suites[n]
+        grid = np.array([[counts[suite].get(f, {}).get(o, 0) for o in outcomes] for f in families], dtype=float)
+        top = max(grid.max(), 1.0)
+        in_fa = np.zeros(grid.shape, dtype=bool)
+        if fa is not None:
+            in_fa[:, fa] = True
+            only_fa = np.ma.masked_array(grid, mask=~in_fa)
+            ax.imshow(only_fa, cmap="Reds", vmin=0, vmax=max(grid[:, fa].max(), 1.0), aspect="auto")
+        ax.imshow(np.ma.masked_array(grid, mask=in_fa), cmap="Blues", vmin=0, vmax=top * 1.15, aspect="auto")
+        for (i, j), v in np.ndenumerate(grid):
+            dark = v > 0.55 * (grid[:, j].max() if j == fa else top)
+            ax.text(
+                j,
+                i,
+                f"{int(v)}" if v else "·",
+                ha="center",
+                va="center",
+                fontsize=8,
+                color="white" if dark else "black",
+            )
+        ax.set_xticks(range(len(outcomes)), [o.replace("_", "\n") for o in outcomes], fontsize=7)
+        ax.set_yticks(range(len(families)), families, fontsize=8)
+        ax.tick_params(length=0)
+        ax.set_title(suite or "all tasks", fontsize=10, loc="left")
+    return data_uri(fig)
+
+
+def false_accepts_per_task(per_task: Mapping[str, Mapping[str, int]], families: Sequence[str]) -> str:
+    """Confirmed false accepts per task (template), stacked by fault family."""
+    import numpy as np
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
+
+    tasks = list(per_task)
+    fig = Figure(figsize=(7.0, 0.26 * len(tasks) + 1.2), layout="constrained")
+    ax = fig.subplots()
+    left = np.zeros(len(tasks))
+    palette = [f"C{k}" for k in range(10)]  # matplotlib's default qualitative colours (tab10)
+    present = [f for f in families if any(per_task[t].get(f) for t in tasks)]
+    for k, fam in enumerate(present):
+        values = np.array([per_task[t].get(fam, 0) for t in tasks], dtype=float)
+        ax.barh(range(len(tasks)), values, left=left, color=palette[k % len(palette)], label=fam, height=0.7)
+        left += values
+    ax.set_yticks(range(len(tasks)), tasks, fontsize=7)
+    ax.invert_yaxis()
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("confirmed false accepts (cells)", fontsize=8)
+    ax.tick_params(axis="x", labelsize=7)
+    ax.legend(fontsize=7, loc="lower right", frameon=False)
+    ax.spines[["top", "right"]].set_visible(False)
+    return data_uri(fig)
+
+
+# The swap matrix: each cell's background is its rung; acceptances are marked on top.
+RUNG_ORDER = ("control", "0", "1", "2", "3", "read-only")
+RUNG_COLOURS = ("#bdbdbd", "#fdd0a2", "#c6dbef", "#d9f0d3", "#f7f7f7", "#e7e1ef")
+RUNG_LABELS = (
+    "diagonal (control)",
+    "rung 0: twin intent",
+    "rung 1: sibling",
+    "rung 2: shared effects",
+    "rung 3: disjoint",
+    "read-only",
+)
+
+
+def swap_matrix(suite: str, tasks: Sequence[str], cells: Mapping[tuple[str, str], tuple[str, str]]) -> str:
+    """Task i's verifier (row) grading task j's reference run (column).
+
+    `cells` maps (i, j) to (rung, outcome). Background: the rung. Marks: an acceptance with the
+    requested effect present (black dot), absent (red cross: a confirmed false accept); a cell
+    that could not be graded (grey x).
+    """
+    import numpy as np
+    from matplotlib.artist import Artist
+    from matplotlib.colors import ListedColormap
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Patch
+
+    n = len(tasks)
+    index = {t: k for k, t in enumerate(tasks)}
+    grid = np.zeros((n, n))
+    marks: dict[str, tuple[list[int], list[int]]] = {"present": ([], []), "absent": ([], []), "other": ([], [])}
+    for (i, j), (rung, outcome) in cells.items():
+        r, c = index[i], index[j]
+        grid[r, c] = RUNG_ORDER.index(rung)
+        key = {
+            Outcome.ACCEPTED_EFFECT_PRESENT.value: "present",
+            Outcome.ACCEPTED_EFFECT_ABSENT.value: "absent",
+            Outcome.ERROR.value: "other",
+            Outcome.INCOMPLETE.value: "other",
+        }.get(outcome)
+        if key:
+            marks[key][0].append(c)
+            marks[key][1].append(r)
+    side = min(9.0, max(3.2, 0.2 * n + 1.6))
+    fig = Figure(figsize=(side + 2.2, side), layout="constrained")
+    ax = fig.subplots()
+    ax.imshow(grid, cmap=ListedColormap(RUNG_COLOURS), vmin=-0.5, vmax=len(RUNG_ORDER) - 0.5)
+    size = max(10.0, 160.0 / max(n, 1))
+    ax.scatter(*marks["present"], s=size * 2, c="black", marker="o", label="accepted, effect present")
+    ax.scatter(
+        *marks["absent"],
+        s=size * 5,
+        c="#d7191c",
+        marker="X",
+        edgecolors="white",
+        linewidths=0.5,
+        label="accepted, effect ABSENT",
+    )
+    ax.scatter(*marks["other"], s=size * 2, c="#636363", marker="x", label="not graded (error, incomplete)")
+    labels = short_names(tasks)
+    fs = 7 if n <= 25 else 5
+    ax.set_xticks(range(n), labels, fontsize=fs, rotation=90)
+    ax.set_yticks(range(n), labels, fontsize=fs)
+    ax.set_xlabel("reference run of task j", fontsize=8)
+    ax.set_ylabel("verifier of task i", fontsize=8)
+    ax.set_title(f"{suite}: {n} x {n}", fontsize=10, loc="left")
+    ax.tick_params(length=0)
+    handles: list[Artist] = [
+        Patch(facecolor=c, edgecolor="#999999", label=lab) for c, lab in zip(RUNG_COLOURS, RUNG_LABELS)
+    ]
+    handles += ax.get_legend_handles_labels()[0]
+    ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
+    return data_uri(fig)
+
+
+def natural(name: str) -> tuple[Any, ...]:
+    """A sort key that puts user_task_2 before user_task_10."""
+    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name))
+
+
+def short_names(tasks: Sequence[str]) -> list[str]:
+    """Task ids without the prefix they all share (`banking/user_task_3` -> `3`)."""
+    if len(tasks) < 2:
+        return [t.rsplit("/", 1)[-1] for t in tasks]
+    prefix = len(_common_prefix(tasks))
+    names = [t[prefix:] for t in tasks]
+    return names if all(names) else list(tasks)
+
+
+def _common_prefix(names: Sequence[str]) -> str:
+    first, last = min(names), max(names)
+    k = 0
+    while k < len(first) and k < len(last) and first[k] == last[k]:
+        k += 1
+    while k and first[k - 1].isdigit():  # never split a number: user_task_1 / user_task_10
+        k -= 1
+    return first[:k]

@@ -1,0 +1,236 @@
+"""`report.html`: one self-contained page per audit or swap census, for people to look at.
+
+At a glance: the family x outcome heat map per suite, the confirmed false accepts per task, the
+swap census's i x j matrix per suite (rungs marked), a repair's before/after counts, and the
+provenance. One level down: every confirmed false accept (and false reject) with its evidence
+(`cell_view.CellView`). Everything is inline (CSS, one small script, the figures as PNG data
+URIs), so opening the file makes no request. Built from the directory's manifest, ledger,
+rewards.json, runs.jsonl and repair/summary.json alone, so `verimut report DIR` rebuilds it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from datetime import datetime, timedelta
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import msgspec
+
+from verimut import cell_view, figures, manifest, rewards
+from verimut import summary as summary_mod
+from verimut import swap as swap_mod
+from verimut.classify import Outcome
+from verimut.faults import CONTROL
+from verimut.ledger import CellResult, Ledger, RunRecord, read_runs
+from verimut.manifest import Manifest
+
+REPORT = "report.html"
+REPAIR_SUMMARY = Path("repair") / "summary.json"
+FA, FR = Outcome.FALSE_ACCEPT.value, Outcome.FALSE_REJECT.value
+
+
+def _env() -> jinja2.Environment:
+    # Autoescape: every string on the page (records, verifier messages, task text) comes from the
+    # benchmark under audit and is shown as text, never interpreted as HTML.
+    return jinja2.Environment(
+        loader=jinja2.FunctionLoader(lambda name: files("verimut").joinpath("templates", name).read_text()),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return msgspec.json.decode(path.read_bytes())
+    except (FileNotFoundError, msgspec.DecodeError):
+        return None
+
+
+def when(runs: list[RunRecord]) -> dict[str, str]:
+    """Date and wall time from the run log (pure)."""
+    if not runs:
+        return {"date": "not recorded", "wall time": "not recorded (this output predates runs.jsonl)"}
+    first = datetime.fromisoformat(runs[0].started)
+    last = runs[-1]
+    ended = datetime.fromisoformat(last.started) + timedelta(seconds=last.wall_seconds)
+    wall = sum(r.wall_seconds for r in runs)
+    resumed = f" over {len(runs)} invocations" if len(runs) > 1 else ""
+    return {
+        "date": f"{first:%Y-%m-%d %H:%M:%S} UTC to {ended:%Y-%m-%d %H:%M:%S} UTC",
+        "wall time": f"{wall:.1f} s{resumed} (manifest build and scoring; a resumed run adds its own)",
+    }
+
+
+def provenance(m: Manifest, result: Any, runs: list[RunRecord]) -> list[tuple[str, str]]:
+    rows = [
+        ("benchmark", f"{m.benchmark} {m.version}"),
+        *((f"{k}", v) for k, v in sorted(m.provenance.items())),
+        ("verimut", m.verimut),
+        ("arm", "intent-swap census" if m.arm == swap_mod.SWAP else "fault grammar"),
+        ("manifest hash", m.content_hash),
+        ("cells", f"{result.scored} of {result.cells} scored"),
+        *when(runs).items(),
+        ("scoring time", f"{result.seconds:.1f} s summed over cells (all workers)"),
+        ("masked fields", ", ".join(m.masks) or "none"),
+        ("telemetry (left out)", ", ".join(m.telemetry) or "none"),
+    ]
+    return rows
+
+
+def fault_counts(m: Manifest, rows: Mapping[str, CellResult]) -> dict[str, dict[str, dict[str, int]]]:
+    """suite -> family -> outcome -> cells (pure)."""
+    out: dict[str, dict[str, Counter[str]]] = {}
+    for cell in m.cells:
+        fam = out.setdefault(swap_mod.suite_of(cell.task), {}).setdefault(cell.family, Counter())
+        row = rows.get(cell.cell_id)
+        fam[row.outcome if row else cell_view.NOT_SCORED] += 1
+    return {s: {f: dict(c) for f, c in fams.items()} for s, fams in out.items()}
+
+
+def per_task(rows: Mapping[str, CellResult], outcome: str) -> dict[str, dict[str, list[str]]]:
+    """task -> family -> the ids of its cells with `outcome` (pure)."""
+    out: dict[str, dict[str, list[str]]] = {}
+    for r in sorted(rows.values(), key=lambda r: figures.natural(r.cell_id)):
+        if r.outcome == outcome:
+            out.setdefault(r.task, {}).setdefault(r.family, []).append(r.cell_id)
+    return out
+
+
+def _fault_context(m: Manifest, rows: Mapping[str, CellResult], s: summary_mod.Summary) -> dict[str, Any]:
+    counts = fault_counts(m, rows)
+    families = [CONTROL, *m.families]
+    present = [
+        o
+        for o in [*summary_mod.OUTCOMES, cell_view.NOT_SCORED]
+        if any(c.get(o) for fams in counts.values() for c in fams.values())
+    ]
+    fas = per_task(rows, FA)
+    totals: dict[str, Counter[str]] = {}
+    for fams in counts.values():
+        for fam, c in fams.items():
+            totals.setdefault(fam, Counter()).update(c)
+    return {
+        "families": families,
+        "outcomes": present,
+        "totals": totals,
+        "col_max": {o: max([c[o] for c in totals.values()] + [1]) for o in present},
+        "heatmap": figures.outcome_heatmaps(counts, present, families) if counts else None,
+        "fa_per_task": fas,
+        "fa_figure": (
+            figures.false_accepts_per_task(
+                {t: {f: len(ids) for f, ids in v.items()} for t, v in fas.items()}, m.families
+            )
+            if fas
+            else None
+        ),
+        "rewards_line": s.rewards.get("conclusion", ""),
+    }
+
+
+def _swap_context(m: Manifest, rows: Mapping[str, CellResult], c: swap_mod.Census) -> dict[str, Any]:
+    suites: dict[str, list[str]] = {suite: [] for suite in c.table}  # the order of Table 1
+    for task in sorted(m.tasks, key=figures.natural):
+        suites.setdefault(swap_mod.suite_of(task), []).append(task)
+    matrices = []
+    for suite, tasks in suites.items():
+        cells: dict[tuple[str, str], tuple[str, str]] = {}
+        for cell in m.cells:
+            if swap_mod.suite_of(cell.task) != suite:
+                continue
+            row = rows.get(cell.cell_id)
+            rung = CONTROL if cell.is_control else str(cell.detail["rung"])
+            cells[(cell.task, cell.run_task)] = (rung, row.outcome if row else cell_view.NOT_SCORED)
+        # A large suite gets the page's whole width, or its labels and marks are too small to read.
+        wide = len(tasks) > 25
+        matrices.append({"suite": suite, "figure": figures.swap_matrix(suite, tasks, cells), "wide": wide})
+    by_verifier: dict[str, list[str]] = {}
+    for a in c.false_accepts:
+        by_verifier.setdefault(a["verifier_task"], []).append(a["cell_id"])
+    return {
+        "fa_per_task": by_verifier,
+        "table": c.table,
+        "rung_names": swap_mod.RUNGS,
+        "matrices": matrices,
+        "present": [a for a in c.acceptances if a["outcome"] == Outcome.ACCEPTED_EFFECT_PRESENT.value],
+    }
+
+
+def _repair(out: Path) -> dict[str, Any] | None:
+    r = _read_json(out / REPAIR_SUMMARY)
+    if not isinstance(r, dict) or "now_rejected" not in r:
+        return None
+    return r
+
+
+def repair_verdicts(repair: Mapping[str, Any] | None) -> dict[str, str]:
+    """false accept -> what the repair does to it, from repair/summary.json (pure)."""
+    said: dict[str, str] = {}
+    for t in (repair or {}).get("tasks", []):
+        said |= {cid: "rejected by the repair: " + "; ".join(why) for cid, why in t.get("caught", {}).items()}
+        said |= {cid: "not repaired: " + why for cid, why in t.get("unrepaired", {}).items()}
+    return said
+
+
+def cell_rewards(out: Path) -> dict[str, dict[str, float]]:
+    """rewards.json: every graded cell's reward per formula (empty for a swap census, or before scoring)."""
+    found = _read_json(out / summary_mod.REWARDS)
+    return found if isinstance(found, dict) else {}
+
+
+def context(out: Path, m: Manifest, rows: Mapping[str, CellResult], result: Any) -> dict[str, Any]:
+    """Everything the page shows, as plain data."""
+    rewards = cell_rewards(out)
+    by_id = {c.cell_id: c for c in m.cells}
+    swap = m.arm == swap_mod.SWAP
+    repair = None if swap else _repair(out)
+    if swap:
+        shown = [a["cell_id"] for a in result.false_accepts]
+        rejects: list[str] = []
+    else:
+        shown = [f["cell_id"] for f in result.false_accepts]
+        rejects = [f["cell_id"] for f in result.false_rejects]
+    return {
+        "title": f"verimut {'intent-swap census' if swap else 'audit'}: {m.benchmark} {m.version}",
+        "swap": swap,
+        "directory": str(out),
+        "note": result.note,
+        "unscored": result.cells - result.scored,
+        "findings": [cell_view.view(m, by_id[cid], rows.get(cid), rewards) for cid in shown],
+        "rejects": [cell_view.view(m, by_id[cid], rows.get(cid), rewards) for cid in rejects],
+        "acceptances": len(result.acceptances) if swap else None,
+        "control_failures": result.control_failures,
+        "provenance": provenance(m, result, read_runs(out)),
+        "repair": repair,
+        "repaired": repair_verdicts(repair),
+        "fault": None if swap else _fault_context(m, rows, result),
+        "census": _swap_context(m, rows, result) if swap else None,
+    }
+
+
+def render(ctx: Mapping[str, Any]) -> str:
+    return _env().get_template("report.html.j2").render(**ctx)
+
+
+def rebuild(out: Path) -> Path:
+    """Rebuild the page from what DIR holds (after `verimut repair`, which adds its counts)."""
+    m = manifest.read(out)
+    rows = Ledger(out).read()
+    prior = _read_json(out / "summary.json")
+    c = prior.get("rewards", {}).get("procredit_c", rewards.DEFAULT_C) if isinstance(prior, dict) else rewards.DEFAULT_C
+    result = swap_mod.build(m, rows) if m.arm == swap_mod.SWAP else summary_mod.build(m, rows, c)
+    return write(out, m, rows, result)
+
+
+def write(out: Path, m: Manifest, rows: Mapping[str, CellResult], result: Any) -> Path:
+    """Write DIR/report.html (atomically: a reader never sees half a page)."""
+    path = out / REPORT
+    tmp = path.with_suffix(".html.tmp")
+    tmp.write_text(render(context(out, m, rows, result)))
+    tmp.replace(path)
+    return path

@@ -1,0 +1,157 @@
+"""Score one cell: replay it from a clean start, check the end state, call the verifier, classify."""
+
+from __future__ import annotations
+
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import msgspec
+
+from verimut import oracle
+from verimut.benchmark import Adapter, Verdict
+from verimut.classify import Outcome, classify, classify_swap
+from verimut.errors import AuditError, BenchmarkCrash
+from verimut.ledger import CellResult
+from verimut.manifest import Cell, Manifest
+from verimut.replay import Replayer
+from verimut.run import Run
+
+
+def _evidence_of(diffs: Sequence[oracle.CollectionDiff]) -> list[dict[str, Any]]:
+    return [{"counts": d.counts(), **msgspec.to_builtins(d)} for d in diffs]
+
+
+class Scorer:
+    """Scores cells of one manifest. Keeps each task's reference end state once computed."""
+
+    def __init__(self, bench: Adapter, manifest: Manifest) -> None:
+        self.bench = bench
+        self.manifest = manifest
+        self.ignore = manifest.ignore
+        self.replayer = Replayer(bench, {t: f.reference for t, f in manifest.tasks.items()})
+        self._reference_end: dict[str, Any] = {}
+
+    def reference_end(self, task: str) -> Any:
+        if task not in self._reference_end:
+            self._reference_end[task] = self.replayer.reference_end(task)
+        return self._reference_end[task]
+
+    def _row(
+        self, cell: Cell, outcome: Outcome, verdict: bool | None, evidence: dict[str, Any], **kw: Any
+    ) -> CellResult:
+        return CellResult(
+            cell_id=cell.cell_id,
+            benchmark=self.manifest.benchmark,
+            task=cell.task,
+            family=cell.family,
+            variant=cell.variant,
+            outcome=outcome.value,
+            verdict=verdict,
+            evidence={"edit": cell.note, **({"detail": cell.detail} if cell.detail else {}), **evidence},
+            **kw,
+        )
+
+    def unscorable(self, cell: Cell, control_outcome: str, task: str | None = None) -> CellResult:
+        whose = "the task's" if task in (None, cell.task) else f"{task}'s"
+        reason = f"unscorable: {whose} control ended {control_outcome}, so there is no correct run to compare with"
+        return self._row(cell, Outcome.REFUSED, None, {}, reason=reason, unscorable=True)
+
+    def failed(self, cell: Cell, reason: str) -> CellResult:
+        """A cell the executor could not finish (timed out, its worker died): an error, recorded."""
+        return self._row(cell, Outcome.ERROR, None, {"executor": reason}, reason=reason)
+
+    def score(self, cell: Cell) -> CellResult:
+        began = time.perf_counter()
+        try:
+            row = self._score(cell)
+        except BenchmarkCrash as e:  # the benchmark's own process failed: this cell's error, not the audit's
+            row = self.failed(cell, str(e))
+        return msgspec.structs.replace(row, seconds=round(time.perf_counter() - began, 6))
+
+    def _score(self, cell: Cell) -> CellResult:
+        if cell.run is None:
+            return self._row(cell, Outcome.REFUSED, None, {}, reason=cell.note)
+        if cell.run_task != cell.task:
+            return self._score_swap(cell, cell.run)
+        reference_end = self.reference_end(cell.task)
+        done = self.replayer.replay(cell.task, cell.run)
+        if done.failed_at is not None:
+            action = cell.run.actions[done.failed_at]
+            error = f"action #{done.failed_at} {action.describe()} raised: {done.steps[-1].error}"
+            if not cell.is_control:
+                return self._row(cell, Outcome.INCOMPLETE, None, {"error": error}, reason=error)
+        vs_reference = oracle.compare(reference_end, done.end, self.ignore)
+        vs_start = oracle.compare(done.start, done.end, self.ignore)
+        evidence: dict[str, Any] = {
+            "differs_from_reference": _evidence_of(vs_reference),
+            "changed_from_start": {d.collection: d.counts() for d in vs_start},
+        }
+        if done.failed_at is not None:  # a control whose own action raised: say so beside its verdict
+            evidence["error"] = error
+        run = cell.run
+        verdict = self._verdict(lambda: self.bench.verify(done.episode, run), evidence)
+        if isinstance(verdict, str):
+            return self._row(cell, Outcome.ERROR, None, evidence, reason=verdict)
+        outcome = classify(
+            control=cell.is_control,
+            refused=False,
+            delivered=done.failed_at is None,
+            verdict=verdict.passed,
+            same_as_reference=not vs_reference,
+        )
+        reason = None
+        if outcome is Outcome.FALSE_ACCEPT:
+            reason = self._why_missed(cell.task, [d.collection for d in vs_reference])
+        elif outcome is Outcome.CONTROL_FAIL:
+            reason = f"the verifier ({verdict.detail}) fails the unedited reference run"
+        return self._row(cell, outcome, verdict.passed, evidence, reason=reason)
+
+    def _score_swap(self, cell: Cell, run: Run) -> CellResult:
+        """Task j's run, replayed from j's start, graded by task i's verifier (i = cell.task)."""
+        verify_as = self.bench.verify_as
+        if verify_as is None:
+            raise AuditError(
+                f"{self.manifest.benchmark} cannot grade one task's run with another's verifier (no verify_as)"
+            )
+        done = self.replayer.replay(cell.run_task, run)
+        evidence: dict[str, Any] = {"run_task": cell.run_task, "rung": cell.detail.get("rung")}
+        if done.failed_at is not None:
+            error = f"action #{done.failed_at} {run.actions[done.failed_at].describe()} raised: {done.steps[-1].error}"
+            return self._row(cell, Outcome.INCOMPLETE, None, {**evidence, "error": error}, reason=error)
+        have = oracle.compare(done.start, done.end, self.ignore)
+        facts = self.manifest.tasks[cell.task]
+        found = oracle.missing(have, facts.effect, facts.free_text)
+        gaps = found.gaps
+        evidence["changed_from_start"] = {d.collection: d.counts() for d in have}
+        evidence["effect_missing"] = gaps
+        if found.loose:
+            evidence["effect_free_text_differs"] = found.loose
+        verdict = self._verdict(lambda: verify_as(cell.task, done.episode, run), evidence)
+        if isinstance(verdict, str):
+            return self._row(cell, Outcome.ERROR, None, evidence, reason=verdict)
+        outcome = classify_swap(delivered=True, verdict=verdict.passed, effect_present=not gaps)
+        reason = None
+        if outcome is Outcome.ACCEPTED_EFFECT_ABSENT:
+            reason = f"{cell.task}'s verifier passed a run whose end state lacks its requested effect: {gaps[0]}"
+        return self._row(cell, outcome, verdict.passed, evidence, reason=reason)
+
+    @staticmethod
+    def _verdict(call: Callable[[], Verdict], evidence: dict[str, Any]) -> Verdict | str:
+        """Call the verifier; record what it said in `evidence`. A string is why it raised."""
+        try:
+            verdict = call()
+        except BenchmarkCrash:
+            raise  # the benchmark's process failed, not its verifier: recorded by `score`
+        except Exception as e:  # noqa: BLE001  (the verifier is the benchmark's code: any exception is its error)
+            evidence["traceback"] = traceback.format_exc(limit=5)
+            return f"verifier raised {type(e).__name__}: {e}"
+        evidence["verifier"] = verdict.detail
+        if verdict.checks:
+            evidence["checks"] = verdict.checks
+        return verdict
+
+    def _why_missed(self, task: str, collections: list[str]) -> str | None:
+        explain = self.bench.explain
+        return explain(task, collections) if explain is not None else None

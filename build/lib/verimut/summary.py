@@ -1,0 +1,237 @@
+"""The summary: counts per family x outcome, and every confirmed false accept with its evidence.
+
+Written as `summary.json` (for machines) and `summary.md` (for people), from the
+manifest and the ledger alone, so it can be rebuilt at any time (`verimut report DIR`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from verimut import rewards
+from verimut.classify import Outcome
+from verimut.faults import CONTROL
+from verimut.ledger import CellResult
+from verimut.manifest import Cell, Manifest
+
+OUTCOMES = [o.value for o in Outcome]
+REWARDS = "rewards.json"  # every graded cell's reward under every formula
+LOWER_BOUND = (
+    "This audit is a lower bound: it finds only what a planted edit causes and the end-state "
+    "check sees. A zero means none found, not none exists."
+)
+
+
+class Summary(msgspec.Struct):
+    benchmark: str
+    version: str
+    provenance: dict[str, str]
+    manifest_hash: str
+    cells: int
+    scored: int
+    counts: dict[str, dict[str, int]]  # family -> outcome -> n
+    false_accepts: list[dict[str, Any]]
+    false_rejects: list[dict[str, Any]]
+    control_failures: list[dict[str, Any]]
+    masked: list[str]
+    telemetry: list[str]
+    unpinned_arguments: int
+    census: dict[str, int]
+    seconds: float
+    # Rewards: ProCredit's c, the formulas used, and one line on what the false accepts earn.
+    rewards: dict[str, Any] = {}
+    note: str = LOWER_BOUND
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.false_accepts else 0
+
+    def total(self, outcome: str) -> int:
+        return sum(c.get(outcome, 0) for c in self.counts.values())
+
+
+def checks_of(row: CellResult) -> dict[str, bool]:
+    """The verifier's checks for a scored row: its own list, or the one verdict."""
+    if row.verdict is None:
+        return {}
+    return dict(row.evidence.get("checks") or {"verdict": row.verdict})
+
+
+def cell_rewards(m: Manifest, rows: Mapping[str, CellResult], c: float) -> dict[str, dict[str, float]]:
+    """Every cell the verifier graded, with its reward under every registered formula."""
+    return {
+        cid: rewards.of(checks_of(r), m.tasks[r.task].initial_checks, c)
+        for cid, r in rows.items()
+        if r.verdict is not None and r.task in m.tasks
+    }
+
+
+def _worth(m: Manifest, rows: Mapping[str, CellResult], row: CellResult, c: float) -> dict[str, Any]:
+    """A false accept's reward beside its control's, under each formula."""
+    control = rows.get(f"{row.task}:{CONTROL}")
+    if control is None or control.verdict is None:
+        return {}
+    initial = m.tasks[row.task].initial_checks
+    edit, ctrl = checks_of(row), checks_of(control)
+    mine, theirs = rewards.of(edit, initial, c), rewards.of(ctrl, initial, c)
+    return {
+        "rewards": {f: {"edit": mine[f], "control": theirs[f]} for f in mine},
+        "earns_full_reward": all(mine[f] >= theirs[f] for f in mine),
+        "procredit_any_c": rewards.for_any_c(edit, ctrl, initial),
+    }
+
+
+def _finding(cell: Cell, row: CellResult) -> dict[str, Any]:
+    return {
+        "cell_id": row.cell_id,
+        "task": row.task,
+        "family": row.family,
+        "edit": cell.note,
+        "edited_run": [a.describe() for a in cell.run.actions] if cell.run else [],
+        "verifier": row.evidence.get("verifier"),
+        "differs_from_reference": row.evidence.get("differs_from_reference", []),
+        "why_missed": row.reason,
+    }
+
+
+def build(m: Manifest, rows: Mapping[str, CellResult], c: float = rewards.DEFAULT_C) -> Summary:
+    counts: dict[str, Counter[str]] = {}
+    for cell in m.cells:
+        counts.setdefault(cell.family, Counter())
+    for row in rows.values():
+        counts[row.family][row.outcome] += 1
+    ordered = [(cell, rows[cell.cell_id]) for cell in m.cells if cell.cell_id in rows]
+    census = [e for f in m.tasks.values() for e in f.census]
+    summary = Summary(
+        benchmark=m.benchmark,
+        version=m.version,
+        provenance=dict(sorted(m.provenance.items())),
+        manifest_hash=m.content_hash,
+        cells=len(m.cells),
+        scored=len(rows),
+        counts={fam: {o: c[o] for o in OUTCOMES if c[o]} for fam, c in counts.items()},
+        false_accepts=[
+            {**_finding(cell, r), **_worth(m, rows, r, c)}
+            for cell, r in ordered
+            if r.outcome == Outcome.FALSE_ACCEPT.value
+        ],
+        false_rejects=[_finding(cell, r) for cell, r in ordered if r.outcome == Outcome.FALSE_REJECT.value],
+        control_failures=[
+            {"cell_id": r.cell_id, "outcome": r.outcome, "reason": r.reason}
+            for _, r in ordered
+            if r.family == CONTROL and r.outcome != Outcome.CONTROL_PASS.value
+        ],
+        masked=m.masks,
+        telemetry=m.telemetry,
+        unpinned_arguments=sum(len(f.unpinned) for f in m.tasks.values()),
+        census={"writes": len(census), "non_idempotent": sum(e.non_idempotent for e in census)},
+        seconds=round(sum(r.seconds for r in rows.values()), 3),
+    )
+    fas = summary.false_accepts
+    full = sum(bool(f.get("earns_full_reward")) for f in fas)
+    any_c = all(f.get("procredit_any_c") for f in fas)
+    summary.rewards = {
+        "procredit_c": c,
+        "formulas": list(rewards.FORMULAS),
+        "conclusion": (
+            f"{full} of {len(fas)} confirmed false accepts earn their control's full reward under every formula"
+            + (f" (ProCredit: for any c > 0, not only c = {c:g})" if fas and any_c else f" (ProCredit with c = {c:g})")
+        )
+        if fas
+        else "no confirmed false accept found, so no reward to compare",
+    }
+    return summary
+
+
+def _short(value: Any, limit: int = 160) -> str:
+    text = msgspec.json.encode(value).decode()
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def header(title: str, r: Summary | Any) -> list[str]:
+    """The first lines of a report: what was audited, how much was scored, and the lower-bound note."""
+    return [
+        f"# {title}: {r.benchmark} {r.version}",
+        "",
+        f"{r.scored} of {r.cells} cells scored; manifest `{r.manifest_hash[:16]}`; "
+        + ", ".join(f"{k} {v}" for k, v in r.provenance.items()),
+        "",
+        f"> {r.note}",
+        "",
+    ]
+
+
+def markdown(s: Summary) -> str:
+    lines = [
+        *header("verimut audit", s),
+        "## Outcomes per fault family",
+        "",
+    ]
+    present = [o for o in OUTCOMES if s.total(o)]
+    lines += ["| family | " + " | ".join(present) + " |", "|---" * (len(present) + 1) + "|"]
+    for fam, c in s.counts.items():
+        lines.append(f"| {fam} | " + " | ".join(str(c.get(o, 0)) for o in present) + " |")
+    if s.control_failures:
+        lines += ["", "## Controls that FAILED (their tasks' other cells are unscorable)", ""]
+        lines += [f"- `{f['cell_id']}`: {f['outcome']}: {f['reason']}" for f in s.control_failures]
+    lines += ["", f"## Confirmed false accepts: {len(s.false_accepts) or 'none found'}", ""]
+    if s.rewards:
+        lines += [f"Rewards: {s.rewards['conclusion']}.", ""]
+    for f in s.false_accepts:
+        lines += [f"### `{f['cell_id']}`", "", f"- edit: {f['edit']}", f"- verifier: `{f['verifier']}` passed"]
+        if f.get("rewards"):
+            earned = ", ".join(f"{name} {v['edit']:g} (control {v['control']:g})" for name, v in f["rewards"].items())
+            full = "earns the control's full reward" if f["earns_full_reward"] else "earns less than the control"
+            lines.append(f"- reward: {earned}: {full}")
+        if f["why_missed"]:
+            lines.append(f"- why it was missed: {f['why_missed']}")
+        lines.append("- end state differs from the reference's:")
+        for d in f["differs_from_reference"]:
+            lines.append(f"  - `{d['collection']}`: {d['counts']}")
+            for rec in d["added"][:3]:
+                lines.append(f"    - added: `{_short(rec)}`")
+            for rec in d["removed"][:3]:
+                lines.append(f"    - removed: `{_short(rec)}`")
+            for ch in d["changed"][:3]:
+                lines.append(f"    - changed `{ch['key']}`: `{_short(ch['fields'])}`")
+        lines.append("")
+    if s.false_rejects:
+        lines += ["## False rejects (end state equals the reference's, verifier failed)", ""]
+        lines += [f"- `{f['cell_id']}`: {f['edit']}" for f in s.false_rejects]
+        lines.append("")
+    lines += [
+        *left_out(s.telemetry, s.masked),
+        f"- written arguments wrong-value left alone because the task does not pin them: {s.unpinned_arguments}",
+        f"- idempotence census: {s.census['non_idempotent']} of {s.census['writes']} reference writes change the state again when repeated",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def left_out(telemetry: list[str], masked: list[str]) -> list[str]:
+    """The report's lines on what the end-state check did not compare."""
+    return [
+        "## What the end-state check left out",
+        "",
+        "- telemetry (records reads, not effects): " + (", ".join(f"`{t}`" for t in telemetry) or "none"),
+        "- masked (differs between two replays of the same reference run): "
+        + (", ".join(f"`{t}`" for t in masked) or "none"),
+    ]
+
+
+def save(report: Any, text: str, out: Path) -> None:
+    """summary.json (the report, for machines) and summary.md (the text, for people)."""
+    (out / "summary.json").write_bytes(msgspec.json.format(msgspec.json.encode(report)))
+    (out / "summary.md").write_text(text)
+
+
+def write(m: Manifest, rows: Mapping[str, CellResult], out: Path, c: float = rewards.DEFAULT_C) -> Summary:
+    s = build(m, rows, c)
+    save(s, markdown(s), out)
+    (out / REWARDS).write_bytes(msgspec.json.format(msgspec.json.encode(cell_rewards(m, rows, c), order="sorted")))
+    return s

@@ -1,0 +1,277 @@
+"""The intent-swap census: grade task j's reference run with task i's verifier, for every ordered pair.
+
+Pairs are formed within a suite (a task-id prefix before "/"); the diagonal is the control.
+Each off-diagonal cell gets a rung, read off the two reference runs alone:
+
+- Rung-0, twin intent: the same calls in the same order, differing only in argument values
+  (or not at all: then the tasks differ only in their answers);
+- read-only: otherwise, when either reference run changes no collection (its own row, not
+  Rung-3: a read-only verifier can only check the answer);
+- Rung-1, sibling: both change exactly the same collections;
+- Rung-2, shared effect models: the sets of changed collections overlap;
+- Rung-3, disjoint: they do not overlap.
+
+"Changes" means the oracle's diff of the reference run's end state from its clean start,
+with telemetry and masked fields left out (the manifest records it per task as `effect`).
+
+An off-diagonal pass is an acceptance, not by itself a false accept: the oracle then asks
+whether task i's requested effect (its reference run's diff) is present in the end state of
+task j's run. "Accepted, effect absent" is confirmed by the end state; "accepted, effect
+present" is not a finding (j's run happened to do what i asks, or i asks for no change).
+The swapped run keeps its own final answer (task j's): a verifier that checks only the
+answer must not pass because it was handed task i's gold answer.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from verimut import summary
+from verimut.classify import Outcome
+from verimut.faults import CONTROL
+from verimut.ledger import CellResult
+from verimut.manifest import Cell, Manifest, TaskFacts, cell_id
+from verimut.run import Run
+
+SWAP = "swap"
+RUNGS = {
+    "0": "Rung-0: twin intent (same calls, other argument values)",
+    "1": "Rung-1: sibling (changes the same collections)",
+    "2": "Rung-2: shared effect models (changed collections overlap)",
+    "3": "Rung-3: disjoint (changed collections do not overlap)",
+    "read-only": "Read-only (one of the two reference runs changes nothing)",
+}
+ACCEPTED = (Outcome.ACCEPTED_EFFECT_PRESENT.value, Outcome.ACCEPTED_EFFECT_ABSENT.value)
+# Cells whose verdict counts toward "valid cells" (the paper's denominator).
+VALID = (Outcome.REJECTED.value, *ACCEPTED)
+NOTE = (
+    "An off-diagonal pass is an acceptance. It is a confirmed false accept only when the end "
+    "state lacks the verifier's own task's requested effect (accepted, effect absent). "
+    "This census is a lower bound: a zero means none found, not none exists."
+)
+
+
+def suite_of(task: str) -> str:
+    return task.split("/", 1)[0] if "/" in task else ""
+
+
+def rung(i: TaskFacts, j: TaskFacts) -> tuple[str, str]:
+    """The rung of grading j's reference run with i's verifier, and why (pure)."""
+    a, b = i.reference.actions, j.reference.actions
+    if [x.name for x in a] == [y.name for y in b]:
+        differ = [
+            f"#{n}.{k}"
+            for n, (x, y) in enumerate(zip(a, b))
+            for k in sorted(set(x.args) | set(y.args))
+            if x.args.get(k, ...) != y.args.get(k, ...)
+        ]
+        if differ:
+            return "0", f"same {len(a)} call(s); argument values differ at {', '.join(differ)}"
+        return "0", f"same {len(a)} call(s) with the same arguments; the tasks differ in their answer"
+    wi, wj = set(i.writes), set(j.writes)
+    if not wi and not wj:
+        return "read-only", "neither reference run changes anything"
+    if not wi or not wj:
+        return "read-only", f"the reference run of task {'i' if not wi else 'j'} changes nothing"
+    if wi == wj:
+        return "1", f"both change {', '.join(sorted(wi))}"
+    if wi & wj:
+        return "2", f"both change {', '.join(sorted(wi & wj))}"
+    return "3", f"i changes {', '.join(sorted(wi))}; j changes {', '.join(sorted(wj))}"
+
+
+def _start(i: str, j: str, facts: Mapping[str, TaskFacts]) -> str:
+    same = facts[i].start_digest == facts[j].start_digest
+    return f"the run is replayed from {j}'s clean start, which the verifier also gets as its start state; " + (
+        f"{i}'s own clean start is identical" if same else f"{i}'s own clean start DIFFERS from it"
+    )
+
+
+def grid(facts: Mapping[str, TaskFacts]) -> list[Cell]:
+    """Every ordered pair within each suite, grouped by the run (j), diagonal first in its group."""
+    suites: dict[str, list[str]] = {}
+    for task in facts:
+        suites.setdefault(suite_of(task), []).append(task)
+    cells: list[Cell] = []
+    for tasks in suites.values():
+        for j in tasks:
+            run: Run = facts[j].reference
+            cells.append(Cell(cell_id(j, CONTROL, "-"), j, CONTROL, "-", run, "the unedited reference run"))
+            for i in tasks:
+                if i == j:
+                    continue
+                r, why = rung(facts[i], facts[j])
+                detail = {"run_task": j, "rung": r, "rung_reason": why, "start": _start(i, j, facts)}
+                note = f"the reference run of {j}, with its own answer, graded by the verifier of {i}"
+                cells.append(
+                    Cell(cell_id(i, SWAP, j.rsplit("/", 1)[-1]), i, SWAP, j.rsplit("/", 1)[-1], run, note, detail)
+                )
+    return cells
+
+
+class Census(msgspec.Struct):
+    """What `verimut swap` reports: Table 1 per suite, and every off-diagonal acceptance."""
+
+    benchmark: str
+    version: str
+    provenance: dict[str, str]
+    manifest_hash: str
+    cells: int
+    scored: int
+    rungs: dict[str, str]  # rung -> what it means
+    # suite -> row ("control" or a rung) -> counts: cells, valid, passed, effect_present, effect_absent, ...
+    table: dict[str, dict[str, dict[str, int]]]
+    acceptances: list[dict[str, Any]]
+    control_failures: list[dict[str, Any]]
+    masked: list[str]
+    telemetry: list[str]
+    seconds: float
+    note: str = NOTE
+
+    @property
+    def false_accepts(self) -> list[dict[str, Any]]:
+        return [a for a in self.acceptances if a["outcome"] == Outcome.ACCEPTED_EFFECT_ABSENT.value]
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.false_accepts else 0
+
+
+def build(m: Manifest, rows: Mapping[str, CellResult]) -> Census:
+    table: dict[str, dict[str, Counter[str]]] = {}
+    acceptances: list[dict[str, Any]] = []
+    failures: list[dict[str, Any]] = []
+    for cell in m.cells:
+        suite = table.setdefault(suite_of(cell.task), {})
+        key = CONTROL if cell.is_control else str(cell.detail["rung"])
+        counts = suite.setdefault(key, Counter())
+        counts["cells"] += 1
+        row = rows.get(cell.cell_id)
+        if row is None:
+            continue
+        counts["scored"] += 1
+        counts[row.outcome] += 1
+        if cell.is_control:
+            if row.outcome != Outcome.CONTROL_PASS.value:
+                failures.append({"cell_id": row.cell_id, "outcome": row.outcome, "reason": row.reason})
+            continue
+        if row.outcome in VALID:
+            counts["valid"] += 1
+        if row.outcome in ACCEPTED:
+            counts["passed"] += 1
+            acceptances.append(_acceptance(m, cell, row))
+    order = [CONTROL, *RUNGS]
+    return Census(
+        benchmark=m.benchmark,
+        version=m.version,
+        provenance=dict(sorted(m.provenance.items())),
+        manifest_hash=m.content_hash,
+        cells=len(m.cells),
+        scored=len(rows),
+        rungs=dict(RUNGS),
+        table={s: {k: dict(rows_[k]) for k in order if k in rows_} for s, rows_ in table.items()},
+        acceptances=acceptances,
+        control_failures=failures,
+        masked=m.masks,
+        telemetry=m.telemetry,
+        seconds=round(sum(r.seconds for r in rows.values()), 3),
+    )
+
+
+def _acceptance(m: Manifest, cell: Cell, row: CellResult) -> dict[str, Any]:
+    return {
+        "cell_id": row.cell_id,
+        "verifier_task": cell.task,
+        "run_task": cell.run_task,
+        "rung": cell.detail["rung"],
+        "rung_reason": cell.detail["rung_reason"],
+        "outcome": row.outcome,
+        "verifier": row.evidence.get("verifier"),
+        "effect_missing": row.evidence.get("effect_missing", []),
+        "effect_free_text_differs": row.evidence.get("effect_free_text_differs", []),
+        "requests_no_change": not m.tasks[cell.task].effect,
+        "run": [a.describe() for a in cell.run.actions] if cell.run else [],
+        "answer": cell.run.answer if cell.run else "",
+    }
+
+
+def _label(a: dict[str, Any]) -> str:
+    if a["outcome"] == Outcome.ACCEPTED_EFFECT_ABSENT.value:
+        return "accepted, effect ABSENT"
+    if a["requests_no_change"]:
+        return "accepted, effect present (the verifier's task requests no change)"
+    return "accepted, effect present"
+
+
+def markdown(c: Census) -> str:
+    lines = [
+        *summary.header("verimut intent-swap census", c),
+        (
+            "Task j's reference run is replayed once from j's clean start (which the verifier of task i also "
+            "gets as its start state) and graded by the verifier of task i, for every ordered pair (i, j) of a "
+            "suite. The run keeps its own final answer (j's). Rungs are read off the two reference runs: "
+            "Rung-0 when they make the same calls in the same order (argument values aside); otherwise "
+            "read-only when either changes no collection; otherwise by the collections each changes (the "
+            "oracle's diff from the clean start, telemetry and masks left out): the same (Rung-1), "
+            "overlapping (Rung-2), disjoint (Rung-3)."
+        ),
+        "",
+        "## Table 1: valid cells and verifier passes per rung",
+        "",
+        "| suite | rung | cells | valid | verifier passes | accepted, effect present | accepted, effect absent | other |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for suite, rows in c.table.items():
+        for key, n in rows.items():
+            if key == CONTROL:
+                passed = n.get(Outcome.CONTROL_PASS.value, 0)
+                lines.append(
+                    f"| {suite} | Diag (control) | {n['cells']} | {n.get('scored', 0)} | {passed}/{n['cells']} pass | | | |"
+                )
+                continue
+            other = {k: v for k, v in n.items() if k not in ("cells", "scored", "valid", "passed", *VALID)}
+            lines.append(
+                f"| {suite} | {RUNGS[key]} | {n['cells']} | {n.get('valid', 0)} | {n.get('passed', 0)} "
+                f"| {n.get(ACCEPTED[0], 0)} | {n.get(ACCEPTED[1], 0)} | "
+                + (", ".join(f"{k} {v}" for k, v in other.items()) or "")
+                + " |"
+            )
+    if c.control_failures:
+        lines += ["", "## Controls that FAILED (their rows and columns are unscorable)", ""]
+        lines += [f"- `{f['cell_id']}`: {f['outcome']}: {f['reason']}" for f in c.control_failures]
+    lines += ["", f"## Off-diagonal acceptances: {len(c.acceptances) or 'none found'}", ""]
+    lines += [
+        (
+            "Of these, accepted with the verifier's requested effect absent (confirmed false accepts): "
+            f"{len(c.false_accepts) or 'none found'}."
+        ),
+        "",
+    ]
+    for a in c.acceptances:
+        lines += [
+            f"### `{a['cell_id']}`: {_label(a)}",
+            "",
+            f"- verifier of `{a['verifier_task']}` (`{a['verifier']}`) passed the reference run of `{a['run_task']}`",
+            f"- rung {a['rung']}: {a['rung_reason']}",
+            f"- run: {'; '.join(a['run']) or '(no actions)'}; answer: {msgspec.json.encode(a['answer']).decode()}",
+        ]
+        if a["effect_missing"]:
+            lines.append("- missing from the end state:")
+            lines += [f"  - {g}" for g in a["effect_missing"]]
+        if a["effect_free_text_differs"]:
+            lines.append("- present only with other free text (text the verifier's task does not pin):")
+            lines += [f"  - {g}" for g in a["effect_free_text_differs"]]
+        lines.append("")
+    lines += [*summary.left_out(c.telemetry, c.masked), ""]
+    return "\n".join(lines)
+
+
+def write(m: Manifest, rows: Mapping[str, CellResult], out: Path) -> Census:
+    c = build(m, rows)
+    summary.save(c, markdown(c), out)
+    return c

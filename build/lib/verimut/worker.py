@@ -1,0 +1,154 @@
+"""A benchmark worker: serves a benchmark to verimut over JSON lines, in the benchmark's own interpreter.
+
+Some benchmarks cannot share an interpreter with verimut (AppWorld pins pydantic 1; verimut's
+AgentDojo needs pydantic 2). Such a benchmark runs in its own environment, in this process:
+
+    /path/to/their/python /path/to/verimut/worker.py module:object
+
+This file imports nothing but the standard library (it runs where verimut is not installed).
+`module:object` is a worker-side adapter: the methods of `verimut.benchmark.Benchmark`, in
+plain JSON terms (an action is {"name", "args"}, a run {"actions", "answer"}, a step
+{"output", "error"}, a verdict {"passed", "detail", "checks"}), where `reset` returns an
+episode object that stays here: verimut gets a handle for it.
+
+Protocol: one JSON object per line each way. verimut sends {"id", "method", "params"}; the
+worker answers {"id", "result"} or {"id", "error"} (the adapter raised: the message, one line).
+The first line the worker writes is {"ready": {"name", "version", "telemetry", OPTIONAL...}}, where each of
+OPTIONAL ("fork", "verify_as", "explain", "verifier_source") is true when the adapter has that method:
+verimut offers only those (see verimut.benchmark for what each does). A `close(episode)` method, when
+there is one, is called for each episode verimut lets go.
+End of input ends the worker.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+import traceback
+from typing import Any
+
+
+def _load(spec: str) -> Any:
+    module_name, _, attr = spec.partition(":")
+    sys.path.insert(0, os.getcwd())
+    obj = getattr(importlib.import_module(module_name), attr)
+    return obj() if isinstance(obj, type) else obj
+
+
+# The optional methods verimut may call (verimut.benchmark declares them), announced in the first line.
+OPTIONAL = ("fork", "verify_as", "explain", "verifier_source")
+
+
+def _method(adapter: Any, name: str) -> Any:
+    member = getattr(adapter, name, None)
+    return member if callable(member) else None
+
+
+class Server:
+    def __init__(self, adapter: Any) -> None:
+        self.adapter = adapter
+        self.episodes: dict[int, Any] = {}
+        self.next = 0
+        # Looked up once: this interpreter cannot import verimut's own resolution (verimut.benchmark).
+        self.optional = {name: _method(adapter, name) for name in OPTIONAL}
+        self.close = _method(adapter, "close")
+
+    def _keep(self, episode: Any) -> int:
+        self.next += 1
+        self.episodes[self.next] = episode
+        return self.next
+
+    def _episode(self, handle: int) -> Any:
+        return self.episodes[handle]
+
+    def call(self, method: str, p: dict[str, Any]) -> Any:
+        a = self.adapter
+        if method == "provenance":
+            return a.provenance()
+        if method == "tasks":
+            return list(a.tasks())
+        if method == "instruction":
+            return a.instruction(p["task"])
+        if method == "reset":
+            return self._keep(a.reset(p["task"]))
+        if method == "reference":
+            return a.reference(p["task"], self._episode(p["episode"]))
+        if method == "execute":
+            return a.execute(self._episode(p["episode"]), p["action"])
+        if method == "is_write":
+            return bool(a.is_write(p["action"]))
+        if method == "snapshot":
+            return a.snapshot(self._episode(p["episode"]))
+        if method == "verify":
+            return a.verify(self._episode(p["episode"]), p["run"])
+        if method in OPTIONAL and self.optional[method] is None:
+            raise ValueError(f"the adapter has no {method}")
+        if method == "verify_as":
+            return a.verify_as(p["task"], self._episode(p["episode"]), p["run"])
+        if method == "fork":
+            return self._keep(a.fork(self._episode(p["episode"])))
+        if method == "explain":
+            return a.explain(p["task"], p["collections"])
+        if method == "verifier_source":
+            found = a.verifier_source(p["task"])
+            return list(found) if found is not None else None
+        if method == "close":
+            episode = self.episodes.pop(p["episode"], None)
+            if episode is not None and self.close is not None:
+                self.close(episode)
+            return None
+        raise ValueError(f"unknown method {method!r}")
+
+
+def _die_with_parent() -> None:
+    """On Linux, be killed when the process that started this one dies.
+
+    A worker hung inside the benchmark never reads the end of its input, so a verimut worker
+    cut at the per-cell timeout would otherwise leave it running.
+    """
+    parent = os.getppid()
+    try:
+        import ctypes
+        import signal
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent died before the request was in place
+        sys.exit(0)
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 1 or ":" not in argv[0]:
+        print("usage: worker.py module:object", file=sys.stderr)
+        return 2
+    _die_with_parent()
+    adapter = _load(argv[0])
+    # The protocol owns stdout: anything the benchmark prints goes to stderr instead.
+    out = os.fdopen(os.dup(sys.stdout.fileno()), "w", buffering=1)
+    sys.stdout = sys.stderr
+    server = Server(adapter)
+    hello = {
+        "name": adapter.name,
+        "version": adapter.version,
+        "telemetry": list(adapter.telemetry),
+        **{name: member is not None for name, member in server.optional.items()},
+    }
+    out.write(json.dumps({"ready": hello}) + "\n")
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        request = json.loads(line)
+        try:
+            reply = {"id": request["id"], "result": server.call(request["method"], request.get("params", {}))}
+        except Exception as e:  # noqa: BLE001  (the adapter's error goes back to verimut, which records it)
+            detail = traceback.format_exc(limit=3)
+            reply = {"id": request["id"], "error": f"{type(e).__name__}: {e}", "traceback": detail}
+        out.write(json.dumps(reply) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
