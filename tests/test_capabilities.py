@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -142,8 +143,13 @@ def test_an_installed_package_s_entry_point_names_a_benchmark(tmp_path):
 
 def test_the_appworld_worker_is_found_in_an_installed_wheel(tmp_path):
     """No source checkout: the worker side ships in the wheel, the interpreter is named or looked up under cwd."""
+    # Built from a copy: setuptools writes build/ beside the sources it builds.
+    source = tmp_path / "source"
+    shutil.copytree(ROOT / "src", source / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    for part in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / part, source / part)
     done = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", str(ROOT), "-w", str(tmp_path / "dist")],
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", str(source), "-w", str(tmp_path / "dist")],
         capture_output=True,
         text=True,
         check=False,

@@ -152,3 +152,21 @@ def test_terminal_escapes_in_task_data_are_printed_inert(tmp_path):
         assert result.returncode == 0, result.stderr
         assert not any(ch in result.stdout for ch in "\x1b\x07\u202e"), result.stdout
         assert "\\x1b]0;pwned\\x07" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["tests.badplugins:AClass"], "is a class: name an adapter object (`benchmark = TodoBench()`)"),
+        ([":benchmark"], "':benchmark' is not `module:object`"),
+        (["tests.badplugins:"], "'tests.badplugins:' is not `module:object`"),
+        (["tests.badplugins:no_version"], "cannot be called as a factory with the version"),
+        (["tests.badplugins:raises"], "the factory 'tests.badplugins:raises' raised RuntimeError: the plug-in could"),
+        (["tests.badplugins:empty", "--task", "todo/add_milk"], "lists no tasks"),
+        (["tests.badplugins:empty"], "lists no tasks"),
+    ],
+)
+def test_a_wrong_plugin_is_a_one_line_error(args, message, tmp_path):
+    result = verimut("audit", *args, "--out", str(tmp_path / "out"))
+    assert result.returncode == 2 and message in result.stderr, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr

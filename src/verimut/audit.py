@@ -33,6 +33,8 @@ from verimut.store import Store
 def select_tasks(all_tasks: Sequence[str], suites: Sequence[str] = (), tasks: Sequence[str] = ()) -> list[str]:
     """The tasks to audit: those named, or those of the named suites (a suite is a task-id prefix)."""
     chosen = list(all_tasks)
+    if not chosen:
+        raise AuditError("the benchmark lists no tasks (its tasks() is empty): there is nothing to audit")
     if suites:
         known = sorted({t.split("/", 1)[0] for t in all_tasks if "/" in t})
         for s in suites:

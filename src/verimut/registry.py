@@ -96,6 +96,8 @@ class Registry(Generic[T]):
 def load_spec(spec: str, what: str) -> object:
     """Import `module:attr`; an error names `what` wanted it."""
     module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise AuditError(f"{what}: {spec!r} is not `module:object` (both parts are needed)")
     try:
         module = importlib.import_module(module_name)
     except ImportError as e:

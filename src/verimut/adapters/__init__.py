@@ -46,17 +46,17 @@ def load(name: str, version: str | None = None, options: Mapping[str, Any] | Non
     `stand_in` and `configs`, AppWorld's `appworld_python`.
     """
     obj = _find(name)
+    if isinstance(obj, type):
+        raise AuditError(
+            f"{name!r} is a class: name an adapter object (`benchmark = {obj.__name__}()`) "
+            "or a factory that takes the version, `create(version)`"
+        )
     if _implements(obj):
         if options:
             raise AuditError(f"{name!r} is an adapter object: it takes no options ({', '.join(options)})")
         bench = obj
     elif callable(obj):
-        if options:
-            try:
-                inspect.signature(obj).bind(version, **options)
-            except TypeError as e:
-                raise AuditError(f"{name!r} does not take the options given ({', '.join(options)}): {e}") from None
-        bench = obj(version, **(options or {}))
+        bench = _call_factory(name, obj, version, options or {})
     else:
         bench = obj
     missing = [m for m in _REQUIRED if not hasattr(bench, m)]
@@ -65,6 +65,25 @@ def load(name: str, version: str | None = None, options: Mapping[str, Any] | Non
     if version is not None and bench.version != version:
         raise AuditError(f"{name!r} is version {bench.version!r}, not the requested {version!r}")
     return resolve(bench)
+
+
+def _call_factory(name: str, factory: Any, version: str | None, options: Mapping[str, Any]) -> Any:
+    try:
+        inspect.signature(factory).bind(version, **options)
+    except TypeError as e:
+        given = f" and the options {', '.join(options)}" if options else ""
+        raise AuditError(
+            f"{name!r} cannot be called as a factory with the version{given} (`create(version, **options)`): {e}"
+        ) from None
+    except ValueError:
+        pass  # no signature to check (a builtin): let the call say
+    try:
+        return factory(version, **options)
+    except AuditError:
+        raise  # the factory's own one-line error (an unknown version, a missing install)
+    except Exception as e:  # noqa: BLE001  (the factory is the plug-in's code: any exception is its failure)
+        first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+        raise AuditError(f"the factory {name!r} raised {type(e).__name__}" + (f": {first}" if first else "")) from None
 
 
 def known(name: str) -> bool:

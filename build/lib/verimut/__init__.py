@@ -1,3 +1,0 @@
-"""verimut: audit the task verifiers of agent benchmarks for false accepts."""
-
-__version__ = "0.2.0"
