@@ -135,7 +135,9 @@ def test_report_rebuilds_the_summary(banking, tmp_path):
         (["report", "src"], "is not a verimut output"),
         (["audit", "nosuchmodule:thing"], "cannot import 'nosuchmodule'"),
         (["audit", "examples.todo_bench:nothing"], "has no attribute 'nothing'"),
-        (["audit", "verimut.run:Step"], "does not implement the adapter interface"),
+        (["audit", "verimut.run:Step"], "is a class: name an adapter object"),
+        (["audit", "verimut.run:Action"], "is a class: name an adapter object"),
+        (["audit", "verimut.run:__doc__"], "does not implement the adapter interface"),
         (["audit", "agentdojo", "--no-such-flag"], "No such option"),
     ],
 )
