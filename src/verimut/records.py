@@ -75,6 +75,9 @@ class TaskFacts(msgspec.Struct, frozen=True):
     initial_checks: dict[str, bool] = {}
     # A form task's fields, on-form defaults and template values: the form families' census.
     form: forms.FormFacts | None = None
+    # "user", or an adapter's own kind (AgentDojo's "injection"): reported apart. Defaulted so
+    # manifests written before kinds existed still decode.
+    kind: str = "user"
 
     @property
     def writes(self) -> list[str]:
