@@ -19,7 +19,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from verimut import adapters, cell_view, junit, report_html, rewards, sarif
+from verimut import adapters, cell_view, coverage, junit, report_html, rewards, sarif
 from verimut import audit as audit_mod
 from verimut import bundle as bundle_mod
 from verimut import executor as executor_mod
@@ -47,6 +47,37 @@ def _table(s: summary_mod.Summary) -> Table:
     for fam, c in s.counts.items():
         table.add_row(fam, *(str(c.get(o, 0)) for o in present))
     return table
+
+
+BELOW_FULL_SHOWN = 10  # the terminal lists this many verifiers below 1.0; summary.md lists them all
+
+
+def _coverage_tables(fc: coverage.FrameCoverage) -> list[Table]:
+    """Each suite's median frame coverage, and the verifiers with the lowest coverage (capped to a screen)."""
+    suites = Table(title="frame coverage: the share of confirmed side effects each verifier rejects")
+    for col in ("suite", "verifiers", "with a side effect", "median", "below 1.0", "false accepts"):
+        suites.add_column(col, justify="left" if col == "suite" else "right")
+    groups = list(fc.suites.items()) + ([(f"kind: {k}", g) for k, g in fc.kinds.items()] if len(fc.kinds) > 1 else [])
+    for name, g in groups:
+        suites.add_row(
+            name or "(no suite)",
+            str(g.verifiers),
+            str(g.with_coverage),
+            coverage.fmt(g.median),
+            str(g.below_full),
+            str(g.false_accepts),
+        )
+    low = fc.below_full()
+    if not low:
+        return [suites]
+    shown = low[:BELOW_FULL_SHOWN]
+    more = f" (lowest {len(shown)} of {len(low)}; all in summary.md)" if len(low) > len(shown) else ""
+    verifiers = Table(title=f"verifiers below 1.0{more}")
+    for col in ("verifier", "side effects", "rejected", "false accepts", "coverage"):
+        verifiers.add_column(col, justify="left" if col == "verifier" else "right")
+    for task, v in shown:
+        verifiers.add_row(task, str(v.side_effects), str(v.rejected), str(v.false_accepts), coverage.fmt(v.coverage))
+    return [suites, verifiers]
 
 
 def _swap_table(c: swap_mod.Census) -> Table:
@@ -110,6 +141,9 @@ def _finish(
         )
     else:
         out.print(_table(s))
+        if s.frame_coverage is not None and s.frame_coverage.confirmed:
+            for t in _coverage_tables(s.frame_coverage):
+                out.print(t)
         out.print(f"confirmed false accepts: {len(s.false_accepts) or 'none found'}; " + s.note)
         if s.rewards:
             out.print(f"rewards: {s.rewards['conclusion']} (per cell: {directory / REWARDS})")

@@ -12,7 +12,7 @@ from typing import Any
 
 import msgspec
 
-from verimut import rewards
+from verimut import coverage, rewards
 from verimut.faults import CONTROL
 from verimut.records import Cell, CellResult, Manifest, Outcome
 from verimut.store import Store
@@ -43,6 +43,8 @@ class Summary(msgspec.Struct):
     # Rewards: ProCredit's c, the formulas used, and one line on what the false accepts earn.
     rewards: dict[str, Any] = {}
     note: str = LOWER_BOUND
+    # Each verifier's share of confirmed side effects it rejects (coverage.py).
+    frame_coverage: coverage.FrameCoverage | None = None
 
     @property
     def exit_code(self) -> int:
@@ -127,6 +129,7 @@ def build(m: Manifest, rows: Mapping[str, CellResult], c: float = rewards.DEFAUL
         unpinned_arguments=sum(len(f.unpinned) for f in m.tasks.values()),
         census={"writes": len(census), "non_idempotent": sum(e.non_idempotent for e in census)},
         seconds=round(sum(r.seconds for r in rows.values()), 3),
+        frame_coverage=coverage.build(m, rows),
     )
     fas = summary.false_accepts
     full = sum(bool(f.get("earns_full_reward")) for f in fas)
@@ -175,6 +178,8 @@ def markdown(s: Summary) -> str:
     if s.control_failures:
         lines += ["", "## Controls that FAILED (their tasks' other cells are unscorable)", ""]
         lines += [f"- `{f['cell_id']}`: {f['outcome']}: {f['reason']}" for f in s.control_failures]
+    if s.frame_coverage is not None:
+        lines += ["", *frame_coverage(s.frame_coverage)]
     lines += ["", f"## Confirmed false accepts: {len(s.false_accepts) or 'none found'}", ""]
     if s.rewards:
         lines += [f"Rewards: {s.rewards['conclusion']}.", ""]
@@ -207,6 +212,35 @@ def markdown(s: Summary) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def frame_coverage(fc: coverage.FrameCoverage) -> list[str]:
+    """The frame-coverage section: suite medians (and kinds, when there are several), then every verifier."""
+    lines = [
+        "## Frame coverage: the share of confirmed side effects each verifier rejects",
+        "",
+        f"> {fc.note}",
+        "",
+        "| suite | verifiers | with a confirmed side effect | median coverage | below 1.0 | side effects | rejected | false accepts |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    groups = list(fc.suites.items()) + ([(f"kind: {k}", g) for k, g in fc.kinds.items()] if len(fc.kinds) > 1 else [])
+    for name, g in groups:
+        lines.append(
+            f"| {name or '(no suite)'} | {g.verifiers} | {g.with_coverage} | {coverage.fmt(g.median)} | {g.below_full} "
+            f"| {g.side_effects} | {g.rejected} | {g.false_accepts} |"
+        )
+    lines += [
+        "",
+        "| verifier | kind | confirmed side effects | rejected | false accepts | coverage | collections touched (rejected/confirmed) |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for task, v in fc.verifiers.items():
+        where = ", ".join(f"`{c}` {t.rejected}/{t.side_effects}" for c, t in v.collections.items())
+        lines.append(
+            f"| `{task}` | {v.kind} | {v.side_effects} | {v.rejected} | {v.false_accepts} | {coverage.fmt(v.coverage)} | {where} |"
+        )
+    return lines
 
 
 def left_out(telemetry: list[str], masked: list[str]) -> list[str]:
