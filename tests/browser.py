@@ -3,6 +3,10 @@
 The tests use `load`; from the command line it saves the at-a-glance screenshot of a report:
 
     .venv/bin/python tests/browser.py verimut-out/agentdojo-v1.2/report.html docs/report.png
+
+or of another section, e.g. the frame coverage (docs/frame-coverage.png):
+
+    .venv/bin/python tests/browser.py /tmp/cov/report.html docs/frame-coverage.png '#frame-coverage'
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ class Visit:
     page_errors: list[str] = field(default_factory=list)
     requests: list[str] = field(default_factory=list)  # every URL the page asked for, its own included
     images: int = 0  # <img> elements that decoded to a picture
+    decoded: list[str] = field(default_factory=list)  # the alt text of each of them
     broken_images: int = 0
     opened_by_link: bool | None = None  # following a finding's link opened its <details>
     title: str = ""
@@ -35,8 +40,8 @@ class Visit:
         return [u for u in self.requests if not u.startswith(("file://", "data:"))]
 
 
-def load(report: Path, screenshot: Path | None = None, follow: str | None = None) -> Visit:
-    """Load `report`; screenshot its #at-a-glance section; optionally follow the link to cell `follow`."""
+def load(report: Path, screenshot: Path | None = None, follow: str | None = None, part: str = "#at-a-glance") -> Visit:
+    """Load `report`; screenshot its section `part`; optionally follow the link to cell `follow`."""
     visit = Visit()
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
@@ -48,10 +53,15 @@ def load(report: Path, screenshot: Path | None = None, follow: str | None = None
             page.goto(report.resolve().as_uri(), wait_until="load")
             visit.title = page.title()
             visit.images = page.evaluate("[...document.images].filter(i => i.complete && i.naturalWidth > 0).length")
+            visit.decoded = page.evaluate(
+                "[...document.images].filter(i => i.complete && i.naturalWidth > 0).map(i => i.alt)"
+            )
             visit.broken_images = page.evaluate("[...document.images].filter(i => i.naturalWidth === 0).length")
             if screenshot is not None:
                 screenshot.parent.mkdir(parents=True, exist_ok=True)
-                page.locator("#at-a-glance").screenshot(path=str(screenshot))
+                # The bytes, written here: Playwright's `path=` is written by its driver process,
+                # which need not see the same /tmp as this one.
+                screenshot.write_bytes(page.locator(part).screenshot())
             if follow is not None:
                 page.locator(f'a[href="#cell-{follow}"]').first.click()
                 visit.opened_by_link = page.evaluate(f"document.getElementById({('cell-' + follow)!r}).open")
@@ -61,9 +71,9 @@ def load(report: Path, screenshot: Path | None = None, follow: str | None = None
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
-        sys.exit("usage: python tests/browser.py REPORT.html SCREENSHOT.png")
-    v = load(Path(sys.argv[1]), Path(sys.argv[2]))
+    if len(sys.argv) not in (3, 4):
+        sys.exit("usage: python tests/browser.py REPORT.html SCREENSHOT.png [SECTION, default #at-a-glance]")
+    v = load(Path(sys.argv[1]), Path(sys.argv[2]), part=sys.argv[3] if len(sys.argv) == 4 else "#at-a-glance")
     print(
         f"console errors: {len(v.console_errors)}, page errors: {len(v.page_errors)}, "
         f"requests leaving the page: {len(v.outside)}, images: {v.images}; screenshot: {sys.argv[2]}"

@@ -34,6 +34,9 @@ def test_a_dollar_in_a_task_id_draws_as_text(name, drawn):
     assert figures.false_accepts_per_task({name: {"extra": 1}}, ["extra"]).startswith("data:image/png;base64,")
     assert figures.outcome_heatmaps({name: {"extra": {"false_accept": 1}}}, ["false_accept"], ["extra"])
     assert figures.swap_matrix(name, [name, "other"], {(name, "other"): ("1", "accepted_effect_absent")})
+    assert figures.frame_coverage(
+        name, [name, "other"], [name, "mail"], {(name, name): (1, 2), ("other", "mail"): (0, 1)}
+    )
     shown = [t for fig in drawn for t in _texts(fig) if "$" in t.get_text()]
     assert shown, "the dollar-sign names should appear on the figures"
     assert not any(t.get_parse_math() for t in shown)

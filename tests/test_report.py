@@ -97,7 +97,8 @@ def test_the_audit_report_loads_in_chromium_with_no_error_and_no_request(banking
     assert visit.console_errors == [] and visit.page_errors == []
     assert visit.outside == []
     assert [u for u in visit.requests if not u.startswith("data:")] == [(banking / "report.html").resolve().as_uri()]
-    assert visit.images == 2 and visit.broken_images == 0  # the heat maps and the false accepts per task
+    # the outcome heat maps, the false accepts per task, the frame coverage heat map (one suite)
+    assert visit.images == 3 and visit.broken_images == 0
     assert visit.opened_by_link is True  # following a finding's link opens its evidence
     assert shot.stat().st_size > 10_000
 

@@ -219,3 +219,46 @@ def _common_prefix(names: Sequence[str]) -> str:
     while k and first[k - 1].isdigit():  # never split a number: user_task_1 / user_task_10
         k -= 1
     return first[:k]
+
+
+@_plain_text
+def frame_coverage(
+    suite: str, verifiers: Sequence[str], collections: Sequence[str], cells: Mapping[tuple[str, str], tuple[int, int]]
+) -> str:
+    """Verifier (row) x collection (column): the share of the confirmed side effects touching that
+    collection that the verifier rejected, from red (none) to blue (all). `cells` maps (verifier,
+    collection) to (rejected, confirmed); a pair it lacks is left blank: no side effect of that
+    verifier's task touched that collection, so there is nothing to say."""
+    import numpy as np
+    from matplotlib.figure import Figure
+
+    grid = np.full((len(verifiers), len(collections)), np.nan)
+    for (v, c), (rejected, n) in cells.items():
+        grid[verifiers.index(v), collections.index(c)] = rejected / n
+    width = min(11.0, max(4.0, 1.1 * len(collections) + 2.4))
+    fig = Figure(figsize=(width, 0.3 * len(verifiers) + 1.6), layout="constrained")
+    ax = fig.subplots()
+    # Blank squares show the axes' background: grey, so "never touched" is not read as a share of 0.5 (white).
+    ax.set_facecolor("#d9d9d9")
+    shown = ax.imshow(np.ma.masked_invalid(grid), cmap="RdBu", vmin=0.0, vmax=1.0, aspect="auto")
+    for (v, c), (rejected, n) in cells.items():
+        share = rejected / n
+        ax.text(
+            collections.index(c),
+            verifiers.index(v),
+            f"{rejected}/{n}",
+            ha="center",
+            va="center",
+            fontsize=7,
+            color="white" if abs(share - 0.5) > 0.3 else "black",
+        )
+    ax.set_xticks(range(len(collections)), collections, fontsize=7, rotation=30, ha="right")
+    ax.set_yticks(range(len(verifiers)), short_names(verifiers), fontsize=7)
+    ax.set_xlabel("collection the side effect changes", fontsize=8)
+    ax.set_ylabel("verifier of task", fontsize=8)
+    ax.set_title(f"{suite or 'all tasks'}: rejected / confirmed side effects", fontsize=10, loc="left")
+    ax.tick_params(length=0)
+    bar = fig.colorbar(shown, ax=ax, shrink=0.8, pad=0.01)
+    bar.set_label("share rejected", fontsize=7)
+    bar.ax.tick_params(labelsize=7)
+    return data_uri(fig)

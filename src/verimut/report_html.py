@@ -19,7 +19,7 @@ from typing import Any
 
 import jinja2
 
-from verimut import cell_view, figures, rewards
+from verimut import cell_view, coverage, figures, rewards
 from verimut import summary as summary_mod
 from verimut import swap as swap_mod
 from verimut.faults import CONTROL
@@ -119,6 +119,45 @@ def _fault_context(m: Manifest, rows: Mapping[str, CellResult], s: summary_mod.S
             else None
         ),
         "rewards_line": s.rewards.get("conclusion", ""),
+        "coverage": _coverage_context(s.frame_coverage),
+    }
+
+
+def coverage_figures(
+    fc: coverage.FrameCoverage,
+) -> dict[str, tuple[list[str], list[str], dict[tuple[str, str], tuple[int, int]]]]:
+    """suite -> (its verifiers with a confirmed side effect, the collections those touch, the cells) (pure)."""
+    out: dict[str, tuple[list[str], list[str], dict[tuple[str, str], tuple[int, int]]]] = {}
+    for task, v in fc.verifiers.items():
+        if not v.collections:
+            continue
+        verifiers, collections, cells = out.setdefault(v.suite, ([], [], {}))
+        verifiers.append(task)
+        for c, t in v.collections.items():
+            cells[(task, c)] = (t.rejected, t.side_effects)
+            if c not in collections:
+                collections.append(c)
+    return {suite: (vs, sorted(cs), cells) for suite, (vs, cs, cells) in out.items()}
+
+
+def _coverage_context(fc: coverage.FrameCoverage | None) -> dict[str, Any] | None:
+    if fc is None:
+        return None
+    groups = [(s or "(no suite)", g) for s, g in fc.suites.items()]
+    if len(fc.kinds) > 1:
+        groups += [(f"kind: {k}", g) for k, g in fc.kinds.items()]
+    return {
+        "note": fc.note,
+        "families": fc.families,
+        "groups": [{"name": name, "g": g, "median": coverage.fmt(g.median)} for name, g in groups],
+        "heatmaps": [
+            {"suite": suite, "figure": figures.frame_coverage(suite, vs, cs, cells), "wide": len(cs) > 6}
+            for suite, (vs, cs, cells) in coverage_figures(fc).items()
+        ],
+        "verifiers": [
+            {"task": t, "v": v, "coverage": coverage.fmt(v.coverage)} for t, v in fc.verifiers.items() if v.side_effects
+        ],
+        "without": sum(not v.side_effects for v in fc.verifiers.values()),
     }
 
 
