@@ -253,9 +253,11 @@ def frame_coverage(
             color="white" if abs(share - 0.5) > 0.3 else "black",
         )
     ax.set_xticks(range(len(collections)), collections, fontsize=7, rotation=30, ha="right")
-    ax.set_yticks(range(len(verifiers)), short_names(verifiers), fontsize=7)
+    labels = short_names(verifiers)
+    prefix = verifiers[0][: len(verifiers[0]) - len(labels[0])] if verifiers else ""
+    ax.set_yticks(range(len(verifiers)), labels, fontsize=7)
     ax.set_xlabel("collection the side effect changes", fontsize=8)
-    ax.set_ylabel("verifier of task", fontsize=8)
+    ax.set_ylabel(f"verifier of task {prefix}…" if prefix else "verifier of task", fontsize=8)
     ax.set_title(f"{suite or 'all tasks'}: rejected / confirmed side effects", fontsize=10, loc="left")
     ax.tick_params(length=0)
     bar = fig.colorbar(shown, ax=ax, shrink=0.8, pad=0.01)
