@@ -9,6 +9,7 @@ compares the whole state (coverage 1.0).
 from __future__ import annotations
 
 import json
+import shutil
 import statistics
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from hypothesis import strategies as st
 
 from browser import load
 from conftest import ROOT, verimut
-from verimut import coverage
+from verimut import coverage, reproduce
 from verimut import summary as summary_mod
 from verimut.records import Cell, CellResult, Difference, Evidence, Manifest, Outcome, TaskFacts
 from verimut.run import Action, Run
@@ -282,13 +283,30 @@ def test_the_terminal_caps_the_verifiers_below_one_to_a_screen():
     assert low.row_count == BELOW_FULL_SHOWN and f"of {len(tasks)}" in str(low.title)
 
 
-def test_bundle_verify_still_reproduces_a_summary_with_frame_coverage(own):
-    # reproduce.py re-derives summary.json's counts; the frame-coverage object must not break it.
-    from verimut import reproduce
-
+def test_the_reproducer_re_derives_each_verifiers_counts(own, tmp_path):
+    # reproduce.py (a bundle's `verify`) re-derives them with the standard library alone.
     out, _ = own
     arm, checks = reproduce.check_dir(out)
-    assert arm == "fault" and checks and all(c.ok for c in checks), [c.line() for c in checks if not c.ok]
+    assert arm == "fault" and all(c.ok for c in checks), [c.line() for c in checks if not c.ok]
+    mine = [c for c in checks if c.name.startswith("frame_coverage.verifiers")]
+    assert len(mine) == 3 * 3  # three verifiers, three counts each
+    assert reproduce.SIDE_EFFECT_FAMILIES == coverage.SIDE_EFFECT_FAMILIES
+
+    def verified(edit) -> list[str]:  # type: ignore[no-untyped-def]
+        copy = tmp_path / "copy"
+        shutil.rmtree(copy, ignore_errors=True)
+        shutil.copytree(out, copy)
+        summary = json.loads((copy / "summary.json").read_text())
+        edit(summary)
+        (copy / "summary.json").write_text(json.dumps(summary))
+        return [c.name for c in reproduce.check_dir(copy)[1] if not c.ok]
+
+    def tamper(s: dict) -> None:
+        s["frame_coverage"]["verifiers"]["todo/add_milk"]["false_accepts"] = 0
+
+    assert verified(tamper) == ["frame_coverage.verifiers[todo/add_milk][false_accepts]"]
+    # A summary written before frame coverage existed still verifies.
+    assert verified(lambda s: s.pop("frame_coverage")) == []
 
 
 # --- report.html in headless Chromium ---------------------------------------------------------------

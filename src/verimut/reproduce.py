@@ -9,7 +9,8 @@ without installing anything. It checks that summary.json is what cells.jsonl and
 give, number by number; it cannot check that the ledger's outcomes are true (that needs the
 benchmark, replayed: rerun verimut with the versions in versions.json).
 
-The rules below mirror verimut's `summary.build` (fault arm) and `swap.build` (swap census).
+The rules below mirror verimut's `summary.build` (fault arm, with `coverage.build`'s per-verifier counts)
+and `swap.build` (swap census).
 Exit code: 0 when every number matches, 1 otherwise (a mismatch, or a file that cannot be read).
 """
 
@@ -33,6 +34,9 @@ CONTROL_PASS, FALSE_ACCEPT, FALSE_REJECT, REJECTED = "control_pass", "false_acce
 ACCEPTED = ("accepted_effect_present", "accepted_effect_absent")
 VALID = (REJECTED, *ACCEPTED)  # swap: the cells whose verdict counts toward "valid"
 SWAP_ROWS = (CONTROL, "0", "1", "2", "3", "read-only")  # swap: the table's row order
+# verimut's coverage.SIDE_EFFECT_FAMILIES (tests/test_frame_coverage.py checks they agree).
+SIDE_EFFECT_FAMILIES = ("extra", "extra-ni", "extra-oos")
+TALLY = ("side_effects", "rejected", "false_accepts")
 
 
 class Check(NamedTuple):
@@ -175,6 +179,7 @@ def _fault(manifest: dict[str, Any], rows: dict[str, dict[str, Any]], summary: d
     recorded_census = summary.get("census", {})
     return [
         *checks,
+        *_frame_coverage(manifest, rows, summary.get("frame_coverage")),
         Check("unpinned_arguments", sum(len(t.get("unpinned", [])) for t in tasks), summary.get("unpinned_arguments")),
         Check("census[writes]", len(census), recorded_census.get("writes")),
         Check(
@@ -183,6 +188,27 @@ def _fault(manifest: dict[str, Any], rows: dict[str, dict[str, Any]], summary: d
             recorded_census.get("non_idempotent"),
         ),
     ]
+
+
+def _frame_coverage(manifest: dict[str, Any], rows: dict[str, dict[str, Any]], recorded: Any) -> list[Check]:
+    """Each verifier's confirmed side effects, rejected and false accepts (verimut's coverage.build).
+
+    A summary written before frame coverage existed has none to check."""
+    if recorded is None:
+        return []
+    tally: dict[str, Counter[str]] = {task: Counter() for task in manifest["tasks"]}
+    for row in rows.values():
+        confirmed = row["outcome"] in (REJECTED, FALSE_ACCEPT) and not row.get("unscorable", False)
+        if row["family"] in SIDE_EFFECT_FAMILIES and confirmed:
+            tally.setdefault(row["task"], Counter())[row["outcome"]] += 1
+    derived = {
+        task: {"side_effects": c[REJECTED] + c[FALSE_ACCEPT], "rejected": c[REJECTED], "false_accepts": c[FALSE_ACCEPT]}
+        for task, c in tally.items()
+    }
+    verifiers = recorded.get("verifiers") if isinstance(recorded, dict) else None
+    if isinstance(verifiers, dict):
+        verifiers = {t: {k: v.get(k) for k in TALLY} if isinstance(v, dict) else v for t, v in verifiers.items()}
+    return _nested("frame_coverage.verifiers", derived, verifiers, 2)
 
 
 def _total(counts: Any) -> Any:
