@@ -75,6 +75,8 @@ class TaskFacts(msgspec.Struct, frozen=True):
     initial_checks: dict[str, bool] = {}
     # A form task's fields, on-form defaults and template values: the form families' census.
     form: forms.FormFacts | None = None
+    # "user", or another kind the adapter declares (AgentDojo's "injection"): reported apart.
+    kind: str = "user"
 
     @property
     def writes(self) -> list[str]:

@@ -33,6 +33,7 @@ CONTROL_PASS, FALSE_ACCEPT, FALSE_REJECT, REJECTED = "control_pass", "false_acce
 ACCEPTED = ("accepted_effect_present", "accepted_effect_absent")
 VALID = (REJECTED, *ACCEPTED)  # swap: the cells whose verdict counts toward "valid"
 SWAP_ROWS = (CONTROL, "0", "1", "2", "3", "read-only")  # swap: the table's row order
+USER = "user"  # a task's kind when the manifest names none (verimut's TaskFacts.kind)
 
 
 class Check(NamedTuple):
@@ -164,6 +165,11 @@ def _fault(manifest: dict[str, Any], rows: dict[str, dict[str, Any]], summary: d
     for fam, c in counts.items():
         checks.append(Check(f"counts[{fam}] total", sum(c.values()), _total(summary.get("counts", {}).get(fam))))
     checks += _nested("counts", {f: dict(c) for f, c in counts.items()}, summary.get("counts"), 2)
+    kinds = _by_kind(manifest, rows)
+    # A summary written before task kinds existed has no counts_by_kind; it is checked whenever
+    # the summary has one or the manifest has a task that is not a user task.
+    if "counts_by_kind" in summary or set(kinds) - {USER}:
+        checks += _nested("counts_by_kind", kinds, summary.get("counts_by_kind"), 3)
     checks += _id_checks(
         "false_accepts", [r["cell_id"] for r in ordered if r["outcome"] == FALSE_ACCEPT], summary.get("false_accepts")
     )
@@ -183,6 +189,23 @@ def _fault(manifest: dict[str, Any], rows: dict[str, dict[str, Any]], summary: d
             recorded_census.get("non_idempotent"),
         ),
     ]
+
+
+def _by_kind(manifest: dict[str, Any], rows: dict[str, dict[str, Any]]) -> dict[str, dict[str, dict[str, int]]]:
+    """kind -> family -> outcome -> scored cells, as verimut's `summary.by_kind` counts them."""
+    tasks = manifest["tasks"]
+
+    def kind(task: str) -> str:
+        return str(tasks.get(task, {}).get("kind", USER))
+
+    table: dict[str, dict[str, Counter[str]]] = {}
+    for cell in manifest["cells"]:
+        table.setdefault(kind(cell["task"]), {}).setdefault(cell["family"], Counter())
+    for cell in manifest["cells"]:
+        row = rows.get(cell["cell_id"])
+        if row is not None:
+            table[kind(cell["task"])][cell["family"]][row["outcome"]] += 1
+    return {k: {f: dict(c) for f, c in fams.items()} for k, fams in table.items()}
 
 
 def _total(counts: Any) -> Any:
