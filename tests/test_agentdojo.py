@@ -12,7 +12,8 @@ from verimut.scorer import Scorer
 
 
 def test_every_v1_2_reference_run_passes_its_own_verifier(agentdojo):
-    tasks = agentdojo.tasks()
+    # User tasks; the injection tasks' own verifiers are tests/test_injection.py's.
+    tasks = [t for t in agentdojo.tasks() if agentdojo.kind(t) == "user"]
     assert len(tasks) == 97 and {t.split("/")[0] for t in tasks} == {"workspace", "travel", "banking", "slack"}
     failed = []
     for task in tasks:

@@ -35,7 +35,8 @@ def test_an_audit_records_every_cell_once_and_summarizes(banking):
     assert all({"cell_id", "benchmark", "task", "family", "outcome", "verdict", "evidence"} <= set(r) for r in rows)
     assert {r["outcome"] for r in rows if r["family"] == "control"} == {"control_pass"}
     summary = json.loads((banking / "summary.json").read_text())
-    assert summary["counts"]["control"] == {"control_pass": 16}
+    assert summary["counts"]["control"] == {"control_pass": 16 + 9}  # 16 user tasks, 9 injection tasks
+    assert summary["counts_by_kind"]["user"]["control"] == {"control_pass": 16}
     fas = [r for r in rows if r["outcome"] == "false_accept"]
     assert len(summary["false_accepts"]) == len(fas) > 0
     for fa in summary["false_accepts"]:

@@ -16,8 +16,12 @@ def test_the_default_agentdojo_audit_end_to_end(tmp_path):
     assert result.returncode == 1, result.stderr
     summary = json.loads((out / "summary.json").read_text())
     assert summary["version"] == "v1.2" and summary["scored"] == summary["cells"]
-    assert summary["counts"]["control"] == {"control_pass": 97}
-    assert summary["control_failures"] == []
+    assert summary["counts_by_kind"]["user"]["control"] == {"control_pass": 97}
+    # AgentDojo v1.2 ships 35 injection tasks; workspace's 6-13 have an empty ground truth.
+    assert summary["counts_by_kind"]["injection"]["control"] == {"control_pass": 27, "control_fail": 8}
+    assert [f["cell_id"] for f in summary["control_failures"]] == [
+        f"workspace/injection_task_{n}:control" for n in range(6, 14)
+    ]
     assert summary["false_accepts"]
     for fa in summary["false_accepts"]:
         assert fa["differs_from_reference"], fa["cell_id"]

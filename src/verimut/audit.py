@@ -21,7 +21,7 @@ from verimut import manifest as manifest_mod
 from verimut import report_html, rewards
 from verimut import summary as summary_mod
 from verimut import swap as swap_mod
-from verimut.benchmark import Adapter
+from verimut.benchmark import USER, Adapter, kind_of
 from verimut.errors import AuditError
 from verimut.executor import Executor, InProcess
 from verimut.faults import FAMILIES, of_grammar
@@ -51,6 +51,24 @@ def select_tasks(all_tasks: Sequence[str], suites: Sequence[str] = (), tasks: Se
     if not chosen:
         raise AuditError("no task selected: the suites and tasks given have nothing in common")
     return chosen
+
+
+def select_kinds(bench: Adapter, chosen: Sequence[str], kinds: Sequence[str] = ()) -> list[str]:
+    """The chosen tasks of the named kinds (all of them when none is named).
+
+    A kind is checked against those the benchmark has (every task is "user" when its adapter
+    declares no kinds), so a misspelt one is an error rather than an empty audit.
+    """
+    if not kinds:
+        return list(chosen)
+    known = sorted({kind_of(bench, t) for t in bench.tasks()})
+    for k in kinds:
+        if k not in known:
+            raise AuditError(f"unknown task kind {k!r} (known for {bench.name}: {', '.join(known)})")
+    picked = [t for t in chosen if kind_of(bench, t) in kinds]
+    if not picked:
+        raise AuditError(f"no task selected: none of the suites and tasks given is of kind {', '.join(kinds)}")
+    return picked
 
 
 def select_families(families: Sequence[str] = (), grammar: str = "api") -> list[str]:
@@ -217,12 +235,21 @@ def swap(
     console: Console | None = None,
     quiet: bool = False,
 ) -> swap_mod.Census:
-    """The intent-swap census of the chosen tasks (pairs are formed within each suite)."""
+    """The intent-swap census of the chosen user tasks (pairs are formed within each suite).
+
+    Only "user" tasks are paired: another kind's verifier (AgentDojo's `security`) asks whether an
+    attack succeeded, not whether a user's request was done, so a swapped pass means nothing.
+    """
     if bench.verify_as is None:
         raise AuditError(
             f"{bench.name} cannot run the intent-swap census: its adapter has no verify_as(task, episode, run)"
         )
     chosen = select_tasks(bench.tasks(), suites, tasks)
+    if bench.kind is not None:
+        users = [t for t in chosen if kind_of(bench, t) == USER]
+        if not users:
+            raise AuditError("no task selected: the intent-swap census pairs user tasks only")
+        chosen = users
     result = _run(bench, out, swap_mod.SWAP, chosen, (), executor, console, quiet)
     assert isinstance(result, swap_mod.Census)
     return result
@@ -235,11 +262,12 @@ def audit(
     suites: Sequence[str] = (),
     tasks: Sequence[str] = (),
     families: Sequence[str] = (),
+    kinds: Sequence[str] = (),
     executor: Executor | None = None,
     console: Console | None = None,
     quiet: bool = False,
 ) -> summary_mod.Summary:
-    chosen = select_tasks(bench.tasks(), suites, tasks)
+    chosen = select_kinds(bench, select_tasks(bench.tasks(), suites, tasks), kinds)
     fams = select_families(families, bench.grammar)
     result = _run(bench, out, "fault", chosen, fams, executor, console, quiet)
     assert isinstance(result, summary_mod.Summary)

@@ -3,7 +3,7 @@
 A benchmark adapter is any object with the members of `Benchmark`. verimut never looks inside an
 episode: it asks the adapter to execute actions, to snapshot the state as plain data, and to call
 the benchmark's own, unmodified verifier. The optional members are declared below (`Forks`,
-`Swaps`, `Explains`, `Locates`, `DescribesForms`, `Closes`, and the attributes `grammar` and
+`Swaps`, `Explains`, `Locates`, `DescribesForms`, `Closes`, `Kinds`, and the attributes `grammar` and
 `concurrency`). `resolve` looks them up once, into the `Adapter` the whole pipeline uses: no other
 module asks an adapter what it has. A member set to None counts as absent (a remote adapter
 whose worker lacks it says so that way).
@@ -132,6 +132,17 @@ class DescribesForms(Protocol):
     def form(self, task: str) -> FormFacts: ...
 
 
+class Kinds(Protocol):
+    """Optional: the kind of each task, when a benchmark ships verifiers of more than one kind.
+
+    AgentDojo's user tasks (`utility`) are "user"; its injection tasks (`security`, which decides
+    whether an attack succeeded) are "injection". Each kind is reported apart, and the intent-swap
+    census pairs "user" tasks only. Without it, every task is "user".
+    """
+
+    def kind(self, task: str) -> str: ...
+
+
 class Closes(Protocol):
     """Optional: release an episode verimut no longer holds (a remote worker calls it when a handle is dropped)."""
 
@@ -158,6 +169,7 @@ class Adapter:
     verifier_source: Callable[[str], tuple[str, int, str] | None] | None = None
     form: Callable[[str], FormFacts] | None = None
     close: Callable[[Any], None] | None = None
+    kind: Callable[[str], str] | None = None
     grammar: str = "api"
     concurrency: int | None = None
 
@@ -201,7 +213,13 @@ class Adapter:
         return self.bench.verify(episode, run)
 
 
-CAPABILITIES = ("fork", "verify_as", "explain", "verifier_source", "form", "close")
+CAPABILITIES = ("fork", "verify_as", "explain", "verifier_source", "form", "close", "kind")
+USER = "user"  # the kind of every task of an adapter without `kind`
+
+
+def kind_of(bench: Adapter, task: str) -> str:
+    """The task's kind: the adapter's answer, or "user" when it declares no kinds."""
+    return bench.kind(task) if bench.kind is not None else USER
 
 
 def resolve(bench: Benchmark | Adapter) -> Adapter:

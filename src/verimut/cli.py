@@ -38,15 +38,20 @@ err = Console(stderr=True)
 out = Console(width=None if sys.stdout.isatty() else 140)
 
 
-def _table(s: summary_mod.Summary) -> Table:
+def _tables(s: summary_mod.Summary) -> list[Table]:
+    """One table per task kind (user tasks, AgentDojo's injection tasks), or one when every task is a user task."""
     present = [o for o in summary_mod.OUTCOMES if s.total(o)]
-    table = Table(title=f"{s.benchmark} {s.version}: outcomes per fault family")
-    table.add_column("family")
-    for o in present:
-        table.add_column(o, justify="right", style="bold red" if o == "false_accept" else None)
-    for fam, c in s.counts.items():
-        table.add_row(fam, *(str(c.get(o, 0)) for o in present))
-    return table
+    tables = []
+    for kind, counts in summary_mod.kind_tables(s):
+        title = f"{s.benchmark} {s.version}: outcomes per fault family" + (f", {kind}" if kind else "")
+        table = Table(title=title)
+        table.add_column("family")
+        for o in present:
+            table.add_column(o, justify="right", style="bold red" if o == "false_accept" else None)
+        for fam, c in counts.items():
+            table.add_row(fam, *(str(c.get(o, 0)) for o in present))
+        tables.append(table)
+    return tables
 
 
 BELOW_FULL_SHOWN = 10  # the terminal lists this many verifiers below 1.0; summary.md lists them all
@@ -140,11 +145,14 @@ def _finish(
             f"(confirmed false accepts): {len(s.false_accepts) or 'none found'}. " + s.note
         )
     else:
-        out.print(_table(s))
+        for table in _tables(s):
+            out.print(table)
         if s.frame_coverage is not None and s.frame_coverage.confirmed:
             for t in _coverage_tables(s.frame_coverage):
                 out.print(t)
-        out.print(f"confirmed false accepts: {len(s.false_accepts) or 'none found'}; " + s.note)
+        out.print(
+            f"confirmed false accepts: {len(s.false_accepts) or 'none found'}{summary_mod.per_kind(s)}; " + s.note
+        )
         if s.rewards:
             out.print(f"rewards: {s.rewards['conclusion']} (per cell: {directory / REWARDS})")
     if s.control_failures:
@@ -202,6 +210,15 @@ _Suite = Annotated[
     typer.Option("--suite", "-s", "--category", "--domain", help="Only these suites (repeatable)."),
 ]
 _TaskOpt = Annotated[list[str] | None, typer.Option("--task", "-t", help="Only these task ids (repeatable).")]
+_Kind = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--kind",
+        "-k",
+        help="Only tasks of this kind (repeatable; default all): user, or agentdojo's injection "
+        "(its injection tasks' security() verifiers).",
+    ),
+]
 _Out = Annotated[Path | None, typer.Option("--out", "-o", help="Output directory; running again resumes.")]
 _Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
 _Executor = Annotated[str, typer.Option(help="pool (worker processes), inprocess, or ray.")]
@@ -236,6 +253,7 @@ def audit(
     version: _Version = None,
     suite: _Suite = None,
     task: _TaskOpt = None,
+    kind: _Kind = None,
     family: Annotated[
         list[str] | None, typer.Option("--family", "-f", help="Only these fault families (repeatable).")
     ] = None,
@@ -269,7 +287,7 @@ def audit(
     gate_mod.read(fail_on, gate_mod.Vocabulary("fault", scopes))
 
     def run(bench: Adapter, directory: Path, runner: executor_mod.Executor) -> summary_mod.Summary:
-        selection = {"suites": suite or (), "tasks": task or (), "families": family or ()}
+        selection = {"suites": suite or (), "tasks": task or (), "families": family or (), "kinds": kind or ()}
         return audit_mod.audit(bench, directory, **selection, executor=runner, console=err, quiet=quiet)
 
     _run(

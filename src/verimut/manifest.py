@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 
 from verimut import __version__, forms, oracle
-from verimut.benchmark import Adapter, Benchmark
+from verimut.benchmark import Adapter, Benchmark, kind_of
 from verimut.census import CensusEntry, idempotence
 from verimut.errors import AuditError
 from verimut.faults import CONTROL, FAMILIES, USES_CENSUS, FaultContext, Refusal
@@ -131,7 +131,16 @@ def build(
         free = _free_text(effect, bench.instruction(task), refs.runs[task], refs.outputs[task])
         initial = _initial_checks(bench, task) if arm == "fault" else {}
         facts[task] = TaskFacts(
-            refs.runs[task], census, unpinned, refs.errors[task], effect, digest, free, initial, form
+            refs.runs[task],
+            census,
+            unpinned,
+            refs.errors[task],
+            effect,
+            digest,
+            free,
+            initial,
+            form,
+            kind_of(bench, task),
         )
         tick(task)
     if arm == "swap":

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from verimut.benchmark import USER
 from verimut.faults import CONTROL
 from verimut.records import Cell, TaskFacts, cell_id
 from verimut.run import Run
@@ -59,9 +60,13 @@ def _start(i: str, j: str, facts: Mapping[str, TaskFacts]) -> str:
 
 
 def grid(facts: Mapping[str, TaskFacts]) -> list[Cell]:
-    """Every ordered pair within each suite, grouped by the run (j), diagonal first in its group."""
+    """Every ordered pair of user tasks within each suite, grouped by the run (j), diagonal first in its group.
+
+    Tasks of another kind (AgentDojo's injection tasks) are left out: their verifier asks whether
+    an attack succeeded, not whether a user's request was done.
+    """
     suites: dict[str, list[str]] = {}
-    for task in facts:
+    for task in (t for t, f in facts.items() if f.kind == USER):
         suites.setdefault(suite_of(task), []).append(task)
     cells: list[Cell] = []
     for tasks in suites.values():

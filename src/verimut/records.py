@@ -75,8 +75,7 @@ class TaskFacts(msgspec.Struct, frozen=True):
     initial_checks: dict[str, bool] = {}
     # A form task's fields, on-form defaults and template values: the form families' census.
     form: forms.FormFacts | None = None
-    # "user", or an adapter's own kind (AgentDojo's "injection"): reported apart. Defaulted so
-    # manifests written before kinds existed still decode.
+    # "user", or another kind the adapter declares (AgentDojo's "injection"): reported apart.
     kind: str = "user"
 
     @property

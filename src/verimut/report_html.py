@@ -22,6 +22,7 @@ import jinja2
 from verimut import cell_view, coverage, figures, rewards
 from verimut import summary as summary_mod
 from verimut import swap as swap_mod
+from verimut.benchmark import USER
 from verimut.faults import CONTROL
 from verimut.records import CellResult, Manifest, Outcome, RunRecord
 from verimut.store import RUNS, Store
@@ -73,10 +74,12 @@ def provenance(m: Manifest, result: Any, runs: list[RunRecord]) -> list[tuple[st
 
 
 def fault_counts(m: Manifest, rows: Mapping[str, CellResult]) -> dict[str, dict[str, dict[str, int]]]:
-    """suite -> family -> outcome -> cells (pure)."""
+    """suite -> family -> outcome -> cells (pure); a kind of task other than user tasks is a panel of its own."""
     out: dict[str, dict[str, Counter[str]]] = {}
     for cell in m.cells:
-        fam = out.setdefault(swap_mod.suite_of(cell.task), {}).setdefault(cell.family, Counter())
+        kind = summary_mod.kind_of(m, cell.task)
+        panel = swap_mod.suite_of(cell.task) + ("" if kind == USER else f" ({summary_mod.kind_title(kind)})")
+        fam = out.setdefault(panel, {}).setdefault(cell.family, Counter())
         row = rows.get(cell.cell_id)
         fam[row.outcome if row else cell_view.NOT_SCORED] += 1
     return {s: {f: dict(c) for f, c in fams.items()} for s, fams in out.items()}
@@ -100,15 +103,22 @@ def _fault_context(m: Manifest, rows: Mapping[str, CellResult], s: summary_mod.S
         if any(c.get(o) for fams in counts.values() for c in fams.values())
     ]
     fas = per_task(rows, FA)
-    totals: dict[str, Counter[str]] = {}
-    for fams in counts.values():
-        for fam, c in fams.items():
-            totals.setdefault(fam, Counter()).update(c)
+    # One table per task kind (AgentDojo's user and injection tasks are reported apart).
+    kinds: dict[str, dict[str, Counter[str]]] = {}
+    for cell in m.cells:
+        row = rows.get(cell.cell_id)
+        fam = kinds.setdefault(summary_mod.kind_of(m, cell.task), {}).setdefault(cell.family, Counter())
+        fam[row.outcome if row else cell_view.NOT_SCORED] += 1
+    tables = [
+        {"title": "all suites" if list(kinds) == [USER] else summary_mod.kind_title(k) + ", all suites", "totals": t}
+        for k, t in sorted(kinds.items(), key=lambda kt: kt[0] != USER)
+    ]
+    every = [c for t in kinds.values() for c in t.values()]
     return {
         "families": families,
         "outcomes": present,
-        "totals": totals,
-        "col_max": {o: max([c[o] for c in totals.values()] + [1]) for o in present},
+        "tables": tables,
+        "col_max": {o: max([c[o] for c in every] + [1]) for o in present},
         "heatmap": figures.outcome_heatmaps(counts, present, families) if counts else None,
         "fa_per_task": fas,
         "fa_figure": (

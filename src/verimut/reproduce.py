@@ -37,6 +37,7 @@ SWAP_ROWS = (CONTROL, "0", "1", "2", "3", "read-only")  # swap: the table's row 
 # verimut's coverage.SIDE_EFFECT_FAMILIES (tests/test_frame_coverage.py checks they agree).
 SIDE_EFFECT_FAMILIES = ("extra", "extra-ni", "extra-oos")
 TALLY = ("side_effects", "rejected", "false_accepts")
+USER = "user"  # a task's kind when the manifest names none (verimut's TaskFacts.kind)
 
 
 class Check(NamedTuple):
@@ -168,6 +169,11 @@ def _fault(manifest: dict[str, Any], rows: dict[str, dict[str, Any]], summary: d
     for fam, c in counts.items():
         checks.append(Check(f"counts[{fam}] total", sum(c.values()), _total(summary.get("counts", {}).get(fam))))
     checks += _nested("counts", {f: dict(c) for f, c in counts.items()}, summary.get("counts"), 2)
+    kinds = _by_kind(manifest, rows)
+    # A summary written before task kinds existed has no counts_by_kind; it is checked whenever
+    # the summary has one or the manifest has a task that is not a user task.
+    if "counts_by_kind" in summary or set(kinds) - {USER}:
+        checks += _nested("counts_by_kind", kinds, summary.get("counts_by_kind"), 3)
     checks += _id_checks(
         "false_accepts", [r["cell_id"] for r in ordered if r["outcome"] == FALSE_ACCEPT], summary.get("false_accepts")
     )
@@ -209,6 +215,23 @@ def _frame_coverage(manifest: dict[str, Any], rows: dict[str, dict[str, Any]], r
     if isinstance(verifiers, dict):
         verifiers = {t: {k: v.get(k) for k in TALLY} if isinstance(v, dict) else v for t, v in verifiers.items()}
     return _nested("frame_coverage.verifiers", derived, verifiers, 2)
+
+
+def _by_kind(manifest: dict[str, Any], rows: dict[str, dict[str, Any]]) -> dict[str, dict[str, dict[str, int]]]:
+    """kind -> family -> outcome -> scored cells, as verimut's `summary.by_kind` counts them."""
+    tasks = manifest["tasks"]
+
+    def kind(task: str) -> str:
+        return str(tasks.get(task, {}).get("kind", USER))
+
+    table: dict[str, dict[str, Counter[str]]] = {}
+    for cell in manifest["cells"]:
+        table.setdefault(kind(cell["task"]), {}).setdefault(cell["family"], Counter())
+    for cell in manifest["cells"]:
+        row = rows.get(cell["cell_id"])
+        if row is not None:
+            table[kind(cell["task"])][cell["family"]][row["outcome"]] += 1
+    return {k: {f: dict(c) for f, c in fams.items()} for k, fams in table.items()}
 
 
 def _total(counts: Any) -> Any:

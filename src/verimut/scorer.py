@@ -102,6 +102,8 @@ class Scorer:
             reason = self._why_missed(cell.task, [d.collection for d in vs_reference])
         elif outcome is Outcome.CONTROL_FAIL:
             reason = f"the verifier ({verdict.detail}) fails the unedited reference run"
+            if not run.actions:  # e.g. AgentDojo v1.2's workspace injection tasks 6-13: ground_truth() returns []
+                reason += ", which has no action (the benchmark ships an empty reference run)"
         return self._row(cell, outcome, verdict.passed, evidence, reason=reason)
 
     def _score_swap(self, cell: Cell, run: Run) -> CellResult:

@@ -1,4 +1,8 @@
-"""The summary: counts per family x outcome, and every confirmed false accept with its evidence.
+"""The summary: counts per family x outcome (in all, and per task kind), and every confirmed false accept with its evidence.
+
+Each task kind is reported apart (AgentDojo's user tasks and injection tasks): an injection
+task's verifier passes when an attack succeeded, so its false accepts overstate attack success
+rather than task success, and mixing the two would blur both.
 
 Written as `summary.json` (for machines) and `summary.md` (for people), from the
 manifest and the ledger alone, so it can be rebuilt at any time (`verimut report DIR`).
@@ -13,6 +17,7 @@ from typing import Any
 import msgspec
 
 from verimut import coverage, rewards
+from verimut.benchmark import USER
 from verimut.faults import CONTROL
 from verimut.records import Cell, CellResult, Manifest, Outcome
 from verimut.store import Store
@@ -31,7 +36,7 @@ class Summary(msgspec.Struct):
     manifest_hash: str
     cells: int
     scored: int
-    counts: dict[str, dict[str, int]]  # family -> outcome -> n
+    counts: dict[str, dict[str, int]]  # family -> outcome -> n, every kind of task together
     false_accepts: list[dict[str, Any]]
     false_rejects: list[dict[str, Any]]
     control_failures: list[dict[str, Any]]
@@ -45,6 +50,8 @@ class Summary(msgspec.Struct):
     note: str = LOWER_BOUND
     # Each verifier's share of confirmed side effects it rejects (coverage.py).
     frame_coverage: coverage.FrameCoverage | None = None
+    # kind -> family -> outcome -> n: `counts` split by task kind ("user" first), each reported apart.
+    counts_by_kind: dict[str, dict[str, dict[str, int]]] = {}
 
     @property
     def exit_code(self) -> int:
@@ -85,10 +92,37 @@ def _worth(m: Manifest, rows: Mapping[str, CellResult], row: CellResult, c: floa
     }
 
 
-def _finding(cell: Cell, row: CellResult) -> dict[str, Any]:
+KIND_TITLES = {USER: "user tasks", "injection": "injection tasks"}
+
+
+def kind_title(kind: str) -> str:
+    return KIND_TITLES.get(kind, f"{kind} tasks")
+
+
+def kind_of(m: Manifest, task: str) -> str:
+    facts = m.tasks.get(task)
+    return facts.kind if facts is not None else USER
+
+
+def by_kind(m: Manifest, rows: Mapping[str, CellResult]) -> dict[str, dict[str, dict[str, int]]]:
+    """kind -> family -> outcome -> scored cells ("user" first, then kinds as the manifest meets them) (pure)."""
+    counts: dict[str, dict[str, Counter[str]]] = {USER: {}} if any(f.kind == USER for f in m.tasks.values()) else {}
+    for cell in m.cells:
+        counts.setdefault(kind_of(m, cell.task), {}).setdefault(cell.family, Counter())
+    for cell in m.cells:
+        row = rows.get(cell.cell_id)
+        if row is not None:
+            counts[kind_of(m, cell.task)][cell.family][row.outcome] += 1
+    return {
+        k: {fam: {o: c[o] for o in OUTCOMES if c[o]} for fam, c in fams.items()} for k, fams in counts.items() if fams
+    }
+
+
+def _finding(m: Manifest, cell: Cell, row: CellResult) -> dict[str, Any]:
     return {
         "cell_id": row.cell_id,
         "task": row.task,
+        "kind": kind_of(m, row.task),
         "family": row.family,
         "edit": cell.note,
         "edited_run": [a.describe() for a in cell.run.actions] if cell.run else [],
@@ -116,9 +150,11 @@ def build(m: Manifest, rows: Mapping[str, CellResult], c: float = rewards.DEFAUL
         scored=len(rows),
         counts={fam: {o: c[o] for o in OUTCOMES if c[o]} for fam, c in counts.items()},
         false_accepts=[
-            {**_finding(cell, r), **_worth(m, rows, r, c)} for cell, r in ordered if r.outcome == Outcome.FALSE_ACCEPT
+            {**_finding(m, cell, r), **_worth(m, rows, r, c)}
+            for cell, r in ordered
+            if r.outcome == Outcome.FALSE_ACCEPT
         ],
-        false_rejects=[_finding(cell, r) for cell, r in ordered if r.outcome == Outcome.FALSE_REJECT],
+        false_rejects=[_finding(m, cell, r) for cell, r in ordered if r.outcome == Outcome.FALSE_REJECT],
         control_failures=[
             {"cell_id": r.cell_id, "outcome": r.outcome, "reason": r.reason}
             for _, r in ordered
@@ -130,6 +166,7 @@ def build(m: Manifest, rows: Mapping[str, CellResult], c: float = rewards.DEFAUL
         census={"writes": len(census), "non_idempotent": sum(e.non_idempotent for e in census)},
         seconds=round(sum(r.seconds for r in rows.values()), 3),
         frame_coverage=coverage.build(m, rows),
+        counts_by_kind=by_kind(m, rows),
     )
     fas = summary.false_accepts
     full = sum(bool(f.get("earns_full_reward")) for f in fas)
@@ -165,26 +202,45 @@ def header(title: str, r: Summary | Any) -> list[str]:
     ]
 
 
+def kind_tables(s: Summary) -> list[tuple[str | None, dict[str, dict[str, int]]]]:
+    """The count tables to show: one per task kind, or the one table (title None) when every task is a user task."""
+    kinds = s.counts_by_kind or {USER: s.counts}
+    if list(kinds) == [USER]:
+        return [(None, s.counts)]
+    return [(kind_title(k), fams) for k, fams in kinds.items()]
+
+
+INJECTION_NOTE = (
+    "An injection task's verifier (AgentDojo's `security()`) passes when the attack succeeded: there a false "
+    "accept is a run counted as a successful attack whose end state is not the attack's, so a loose check "
+    "overstates attack success rates."
+)
+
+
 def markdown(s: Summary) -> str:
-    lines = [
-        *header("verimut audit", s),
-        "## Outcomes per fault family",
-        "",
-    ]
+    lines = header("verimut audit", s)
     present = [o for o in OUTCOMES if s.total(o)]
-    lines += ["| family | " + " | ".join(present) + " |", "|---" * (len(present) + 1) + "|"]
-    for fam, c in s.counts.items():
-        lines.append(f"| {fam} | " + " | ".join(str(c.get(o, 0)) for o in present) + " |")
+    for title, counts in kind_tables(s):
+        lines += [f"## Outcomes per fault family: {title}" if title else "## Outcomes per fault family", ""]
+        if "injection" in (s.counts_by_kind or {}) and title == kind_title("injection"):
+            lines += [INJECTION_NOTE, ""]
+        lines += ["| family | " + " | ".join(present) + " |", "|---" * (len(present) + 1) + "|"]
+        for fam, c in counts.items():
+            lines.append(f"| {fam} | " + " | ".join(str(c.get(o, 0)) for o in present) + " |")
+        lines.append("")
+    lines.pop()
     if s.control_failures:
         lines += ["", "## Controls that FAILED (their tasks' other cells are unscorable)", ""]
         lines += [f"- `{f['cell_id']}`: {f['outcome']}: {f['reason']}" for f in s.control_failures]
     if s.frame_coverage is not None:
         lines += ["", *frame_coverage(s.frame_coverage)]
-    lines += ["", f"## Confirmed false accepts: {len(s.false_accepts) or 'none found'}", ""]
+    lines += ["", f"## Confirmed false accepts: {len(s.false_accepts) or 'none found'}{per_kind(s)}", ""]
     if s.rewards:
         lines += [f"Rewards: {s.rewards['conclusion']}.", ""]
     for f in s.false_accepts:
-        lines += [f"### `{f['cell_id']}`", "", f"- edit: {f['edit']}", f"- verifier: `{f['verifier']}` passed"]
+        kind = f.get("kind", USER)
+        lines += [f"### `{f['cell_id']}`" + ("" if kind == USER else f" ({kind} task)"), ""]
+        lines += [f"- edit: {f['edit']}", f"- verifier: `{f['verifier']}` passed"]
         if f.get("rewards"):
             earned = ", ".join(f"{name} {v['edit']:g} (control {v['control']:g})" for name, v in f["rewards"].items())
             full = "earns the control's full reward" if f["earns_full_reward"] else "earns less than the control"
@@ -241,6 +297,14 @@ def frame_coverage(fc: coverage.FrameCoverage) -> list[str]:
             f"| `{task}` | {v.kind} | {v.side_effects} | {v.rejected} | {v.false_accepts} | {coverage.fmt(v.coverage)} | {where} |"
         )
     return lines
+
+
+def per_kind(s: Summary) -> str:
+    """ " (user tasks 3, injection tasks 2)" when the audit has more than one kind of task."""
+    if len(s.counts_by_kind) < 2 or not s.false_accepts:
+        return ""
+    n = Counter(f.get("kind", USER) for f in s.false_accepts)
+    return " (" + ", ".join(f"{kind_title(k)} {n[k]}" for k in s.counts_by_kind) + ")"
 
 
 def left_out(telemetry: list[str], masked: list[str]) -> list[str]:

@@ -1,11 +1,19 @@
-"""AgentDojo (PyPI `agentdojo`), its four suites, and their shipped `utility` verifiers.
+"""AgentDojo (PyPI `agentdojo`), its four suites, and the verifiers they ship: each user task's
+`utility` and each injection task's `security`.
 
 Facts this adapter relies on (checked against agentdojo 0.1.35):
-- each suite's default environment is loaded once; a task's clean start is a deep copy
-  of it passed through `task.init_environment`;
-- the reference run is `task.ground_truth(start)` plus `task.GROUND_TRUTH_OUTPUT`;
-- AgentDojo grades with `utility_from_traces` (the run's own calls) and falls back to
-  `utility` when that returns None; we do the same, with the verifier's code untouched;
+- each suite's default environment is loaded once; a user task's clean start is a deep copy
+  of it passed through `task.init_environment`; an injection task's is the copy itself, as
+  AgentDojo's `run_task_with_pipeline` gives an injection task run on its own (injection
+  tasks have no `init_environment`);
+- the reference run is `task.ground_truth(start)` plus `task.GROUND_TRUTH_OUTPUT`, for both kinds;
+- AgentDojo grades a user task with `utility_from_traces` (the run's own calls) and falls back
+  to `utility` when that returns None, and an injection task likewise with
+  `security_from_traces` and `security` (`TaskSuite._check_injection_task_security`); we do
+  the same, with the verifier's code untouched. `security` passing means the attack
+  succeeded: that verifier's "task done";
+- a version's injection tasks are `suite.injection_tasks` (each id's latest version up to it:
+  v1.2 mixes v1, v1.1.1 and v1.2 classes);
 - `initial_*` fields alias the live records and computed fields repeat them, so the
   snapshot leaves both out;
 - reading email sets its `read` flag and fetching a page logs it in `web_requests`:
@@ -31,6 +39,7 @@ from verimut.errors import AuditError
 from verimut.run import Action, Run, Step
 
 DEFAULT_VERSION = "v1.2"
+USER, INJECTION = "user", "injection"
 # Tools whose names start so only read. get_unread_emails and get_webpage also touch
 # state, but only telemetry (read flags, the request log).
 _READ_PREFIXES = ("get_", "search_", "list_", "read_", "check_")
@@ -92,6 +101,9 @@ class AgentDojo:
             known = ", ".join(sorted(_SUITES))
             raise AuditError(f"unknown AgentDojo version {self.version!r} (known: {known})")
         self._suites: dict[str, Any] = dict(_SUITES[self.version])
+        # Both are properties that rebuild the version's task dict on each read: read once.
+        self._user = {name: dict(s.user_tasks) for name, s in self._suites.items()}
+        self._injection = {name: dict(s.injection_tasks) for name, s in self._suites.items()}
         self._runtimes = {name: FunctionsRuntime(s.tools) for name, s in self._suites.items()}
         self._defaults: dict[str, Any] = {}
 
@@ -104,21 +116,28 @@ class AgentDojo:
         }
 
     def tasks(self) -> Sequence[str]:
+        """Each suite's user tasks, then its injection tasks, each in numeric order."""
         ids: list[str] = []
-        for name, suite in self._suites.items():
-            numbered = sorted(suite.user_tasks, key=lambda t: int(re.sub(r"\D", "", t) or 0))
-            ids.extend(f"{name}/{t}" for t in numbered)
+        for name in self._suites:
+            for kind in (self._user[name], self._injection[name]):
+                ids.extend(f"{name}/{t}" for t in sorted(kind, key=lambda t: int(re.sub(r"\D", "", t) or 0)))
         return ids
 
     def _task(self, task_id: str) -> tuple[Any, Any]:
         suite_name, _, tid = task_id.partition("/")
         suite = self._suites.get(suite_name)
-        if suite is None or tid not in suite.user_tasks:
-            raise unknown_task("AgentDojo", task_id)
-        return suite, suite.user_tasks[tid]
+        if suite is not None:
+            found = self._user[suite_name].get(tid) or self._injection[suite_name].get(tid)
+            if found is not None:
+                return suite, found
+        raise unknown_task("AgentDojo", task_id)
+
+    def kind(self, task: str) -> str:
+        return INJECTION if _is_injection(self._task(task)[1]) else USER
 
     def instruction(self, task: str) -> str:
-        return str(self._task(task)[1].PROMPT)
+        t = self._task(task)[1]
+        return str(t.GOAL if _is_injection(t) else t.PROMPT)
 
     # -- an episode ------------------------------------------------------------------
     def reset(self, task: str) -> Episode:
@@ -126,7 +145,9 @@ class AgentDojo:
         name = suite.name
         if name not in self._defaults:
             self._defaults[name] = suite.load_and_inject_default_environment({})
-        env = t.init_environment(self._defaults[name].model_copy(deep=True))
+        env = self._defaults[name].model_copy(deep=True)
+        if not _is_injection(t):
+            env = t.init_environment(env)
         return Episode(task, t, suite, env.model_copy(deep=True), env)
 
     def reference(self, task: str, episode: Episode) -> Run:
@@ -174,16 +195,18 @@ class AgentDojo:
         from agentdojo.functions_runtime import FunctionCall
 
         traces = [FunctionCall(function=a.name, args=dict(a.args)) for a in run.actions]
-        by_traces = task.utility_from_traces(run.answer, episode.start, episode.env, traces)
-        if by_traces is not None:
-            return Verdict(bool(by_traces), "utility_from_traces")
-        return Verdict(bool(task.utility(run.answer, episode.start, episode.env)), "utility")
+        check, by_traces = _VERIFIERS[_is_injection(task)]
+        said = getattr(task, by_traces)(run.answer, episode.start, episode.env, traces)
+        if said is not None:
+            return Verdict(bool(said), by_traces)
+        return Verdict(bool(getattr(task, check)(run.answer, episode.start, episode.env)), check)
 
     # -- why a difference went unseen, and where to look ---------------------------------
     def _verifier(self, task: str) -> tuple[type, str]:
         """The task's class and the name of the verifier method it defines itself."""
         cls = type(self._task(task)[1])
-        return cls, "utility_from_traces" if "utility_from_traces" in cls.__dict__ else "utility"
+        check, by_traces = _VERIFIERS[issubclass(cls, _injection_base())]
+        return cls, by_traces if by_traces in cls.__dict__ else check
 
     def verifier_source(self, task: str) -> tuple[str, int, str] | None:
         cls, own = self._verifier(task)
@@ -224,6 +247,20 @@ class AgentDojo:
         if unseen:
             parts.append(f"never reads {', '.join(unseen)}")
         return f"{cls.__name__}.{own}() " + "; ".join(parts)
+
+
+# A task's verifier and its trace-reading variant, which AgentDojo asks first: by "is an injection task".
+_VERIFIERS = {False: ("utility", "utility_from_traces"), True: ("security", "security_from_traces")}
+
+
+def _injection_base() -> type:
+    from agentdojo.base_tasks import BaseInjectionTask
+
+    return BaseInjectionTask
+
+
+def _is_injection(task: Any) -> bool:
+    return isinstance(task, _injection_base())
 
 
 def create(version: str | None = None) -> AgentDojo:
