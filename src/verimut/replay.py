@@ -82,12 +82,11 @@ class Replayer:
     is the clean start's, its end a fresh snapshot after the extra actions. Other runs are
     replayed from `reset`, unless `prefixes` is set: then the reference replay also keeps a
     fork after each action, and a run that leaves the reference after action k starts from
-    the fork at k. bench/bench_side_effects.py measures both on AgentDojo (see
-    docs/side-effects.md, "Cost"): forking the end pays, because it saves the start
-    snapshot and the replayed prefix; forking shorter prefixes does not, because on
-    AgentDojo a fork costs what a reset does and each prefix fork is made whether a cell
-    uses it or not. Checkpoints are kept for the `keep` tasks used last (work arrives
-    grouped by run).
+    the fork at k. bench/bench_side_effects.py measures both on AgentDojo (docs/side-effects.md,
+    "Cost"). Prefix forks stay off: each is made whether a cell uses it or not, a fork costs what
+    a reset does there, and the gain measured (0.91-0.94x of the fault arm's scoring time on a
+    loaded machine; bench/bench_swap.py once found 1.02-1.05x slower) is within the noise.
+    Checkpoints are kept for the `keep` tasks used last (work arrives grouped by run).
     """
 
     def __init__(self, bench: Adapter, references: Mapping[str, Run], keep: int = 4, prefixes: bool = False) -> None:
