@@ -8,8 +8,13 @@ own effect (recorded in the manifest):
 - one count assertion per list field the reference run grows in records it updates (a queue,
   a participant list): exactly as many items added to it as the reference adds
   (`ItemsAddedExactly`), since a repeated item hides inside one updated record;
-- a no-change assertion (`Unchanged`) for a collection the reference leaves alone, only
-  where a false accept changes it and the count assertions do not already reject it.
+- a no-change assertion (`Unchanged`) for a collection the reference leaves alone, where a
+  false accept changes it and the count assertions do not already reject it; for an
+  out-of-scope write's false accept (family `extra-oos`), for every collection it changes that
+  the reference leaves alone, whether or not a count rejects it too.
+
+A check that a correct run of the task (its control, a harmless cell) fails is dropped, and
+the report says which check and which run.
 
 A false accept that differs from the reference only in values of records the reference
 writes is left unrepaired and said so: that is a postcondition gap (the verifier does not
@@ -37,7 +42,7 @@ from verimut.benchmark import Benchmark, Verdict, resolve
 from verimut.classify import classify
 from verimut.errors import AuditError
 from verimut.records import CellResult, Manifest, Outcome
-from verimut.replay import Replayer, replay
+from verimut.replay import Replayer
 from verimut.run import Run
 from verimut.store import Store
 
@@ -145,43 +150,78 @@ def verify(
 # --- synthesis ------------------------------------------------------------------------------
 
 
+OUT_OF_SCOPE = "extra-oos"  # the family whose false accepts are writes the task never asked for
+
+
 class TaskRepair(msgspec.Struct):
     task: str
     checks: list[Check]
     targets: list[str]  # the confirmed false accepts of this task
     caught: dict[str, list[str]] = {}  # false accept -> the checks it fails
     unrepaired: dict[str, str] = {}  # false accept -> why no frame check rejects it
+    dropped: dict[str, str] = {}  # check -> the correct run it would reject, and why
+
+
+def _candidates(m: Manifest, task: str, rows: Sequence[CellResult], ends: Mapping[str, tuple[Any, Any]]) -> list[Check]:
+    """Every check proposed for `task`: counts from the reference effect, then `Unchanged` where needed."""
+    effect = m.tasks[task].effect
+    touched = {d.collection for d in effect}
+    checks: list[Check] = [AddedExactly(d.collection, len(d.added)) for d in effect if d.added]
+    checks += [ItemsAddedExactly(d.collection, f, n) for d in effect for f, n in grown_lists(d).items()]
+    for row in rows:
+        start, end = ends[row.cell_id]
+        # An out-of-scope write is a frame violation by construction: name each collection it
+        # changes, even when a count already rejects it (the count says how many, not where).
+        if row.family != OUT_OF_SCOPE and failures(checks, start, end, m.ignore):
+            continue
+        checks += [
+            Unchanged(d.collection)
+            for d in oracle.compare(start, end, m.ignore)
+            if d.collection not in touched and Unchanged(d.collection) not in checks
+        ]
+    return checks
 
 
 def synthesize(
-    m: Manifest, ends: Mapping[str, tuple[Any, Any]], false_accepts: Sequence[CellResult]
+    m: Manifest,
+    ends: Mapping[str, tuple[Any, Any]],
+    false_accepts: Sequence[CellResult],
+    passing: Sequence[CellResult] = (),
 ) -> list[TaskRepair]:
-    """Checks per task, from the reference effect and each false accept's (start, end) snapshots."""
+    """Checks per task, from the reference effect and each false accept's (start, end) snapshots.
+
+    `passing`: the task's cells a repaired verifier must still pass (controls and harmless
+    cells), with their snapshots in `ends` too. A check one of them fails is dropped, and said so.
+    """
     by_task: dict[str, list[CellResult]] = {}
     for row in false_accepts:
         by_task.setdefault(row.task, []).append(row)
+    keep: dict[str, list[CellResult]] = {}
+    for row in passing:
+        keep.setdefault(row.task, []).append(row)
     repairs = []
     for task, rows in by_task.items():
-        effect = m.tasks[task].effect
-        touched = {d.collection for d in effect}
-        checks: list[Check] = [AddedExactly(d.collection, len(d.added)) for d in effect if d.added]
-        checks += [ItemsAddedExactly(d.collection, f, n) for d in effect for f, n in grown_lists(d).items()]
-        for row in rows:
-            start, end = ends[row.cell_id]
-            if failures(checks, start, end, m.ignore):
-                continue
-            diffs = oracle.compare(start, end, m.ignore)
-            checks += [
-                Unchanged(d.collection)
-                for d in diffs
-                if d.collection not in touched and Unchanged(d.collection) not in checks
+        checks: list[Check] = []
+        dropped: dict[str, str] = {}
+        for check in _candidates(m, task, rows, ends):
+            rejects = [
+                (r.cell_id, why) for r in keep.get(task, []) if (why := failures([check], *ends[r.cell_id], m.ignore))
             ]
-        fix = TaskRepair(task, checks, [r.cell_id for r in rows])
+            if rejects:
+                cid, why = rejects[0]
+                dropped[str(check)] = f"it fails the correct run {cid} ({why[0]})"
+            else:
+                checks.append(check)
+        fix = TaskRepair(task, checks, [r.cell_id for r in rows], dropped=dropped)
         for row in rows:
             start, end = ends[row.cell_id]
             failed = failures(checks, start, end, m.ignore)
             if failed:
                 fix.caught[row.cell_id] = failed
+            elif dropped:
+                fix.unrepaired[row.cell_id] = (
+                    f"the checks that would reject it also reject a correct run, so were dropped: {', '.join(dropped)}"
+                )
             else:
                 where = ", ".join(d.collection for d in row.evidence.differs_from_reference or [])
                 fix.unrepaired[row.cell_id] = (
@@ -230,7 +270,7 @@ def module_source(m: Manifest, repairs: Sequence[TaskRepair]) -> str:
             elif isinstance(check, ItemsAddedExactly):
                 why = f"the reference run adds {check.count} items to {check.field}"
             else:
-                why = "the reference run leaves it alone"
+                why = "the reference run leaves it alone (a false accept changed it)"
             lines.append(f"        {check},  # {why}")
         lines.append("    ],")
     lines += [
@@ -296,13 +336,15 @@ class Report(msgspec.Struct):
 
 
 def ends_of(bench: Benchmark, m: Manifest, cell_ids: Sequence[str]) -> dict[str, tuple[Any, Any]]:
-    cells = {c.cell_id: c for c in m.cells}
+    """(start, end) snapshots of the cells, in manifest order (a run extending the reference forks its end)."""
+    replayer = Replayer(resolve(bench), {t: f.reference for t, f in m.tasks.items()})
+    wanted = set(cell_ids)
     out = {}
-    for cid in cell_ids:
-        cell = cells[cid]
-        assert cell.run is not None
-        done = replay(bench, cell.task, cell.run)
-        out[cid] = (done.start, done.end)
+    for cell in m.cells:
+        if cell.cell_id in wanted:
+            assert cell.run is not None
+            done = replayer.replay(cell.task, cell.run)
+            out[cell.cell_id] = (done.start, done.end)
     return out
 
 
@@ -394,6 +436,7 @@ def markdown(r: Report) -> str:
     for t in r.tasks:
         lines.append(f"### `{t.task}`")
         lines += [f"- `{c}`" for c in t.checks] or ["- (no frame check applies)"]
+        lines += [f"- drops `{c}`: {why}" for c, why in t.dropped.items()]
         lines += [f"- rejects `{cid}`: {'; '.join(why)}" for cid, why in t.caught.items()]
         lines += [f"- does not repair `{cid}`: {why}" for cid, why in t.unrepaired.items()]
         lines.append("")
@@ -405,7 +448,11 @@ def run(bench: Benchmark, m: Manifest, rows: Mapping[str, CellResult], store: St
     if m.arm != "fault":
         raise AuditError(f"{store} holds a swap census; repair works on a fault-arm audit (verimut audit)")
     fas = [r for r in rows.values() if r.outcome == Outcome.FALSE_ACCEPT]
-    repairs = synthesize(m, ends_of(bench, m, [r.cell_id for r in fas]), fas)
+    tasks = {r.task for r in fas}
+    correct = (Outcome.CONTROL_PASS, Outcome.HARMLESS)
+    passing = [r for r in rows.values() if r.task in tasks and r.outcome in correct]
+    ends = ends_of(bench, m, [r.cell_id for r in [*fas, *passing]])
+    repairs = synthesize(m, ends, fas, passing)
     path = store.write_repair(MODULE, module_source(m, repairs))
     graded = regrade(bench, m, rows, load_module(path))
     r = report(m, repairs, graded, path)

@@ -33,38 +33,74 @@ def replay(bench: Benchmark, task: str, run: Run) -> Replay:
 
 
 class _Checkpoint:
-    """A task's reference run, replayed once: the episode after its last action, kept to fork."""
+    """A task's reference run, replayed once: the episode after its last action, kept to fork.
 
-    def __init__(self, bench: Benchmark, task: str, reference: Run) -> None:
+    With `prefixes`, also a fork of the episode after each earlier action (`at[k]`: after k
+    actions), so a run that leaves the reference run after action k starts from there.
+    """
+
+    def __init__(self, bench: Adapter, task: str, reference: Run, prefixes: bool = False) -> None:
         self.run = reference
-        done = replay(bench, task, reference)
-        self.start, self.end, self.steps = done.start, done.end, done.steps
-        self.episode = done.episode if done.failed_at is None else None  # a failed replay is not reused
+        self.at: dict[int, Any] = {}
+        episode = bench.reset(task)
+        self.start = bench.snapshot(episode)
+        self.steps: list[Step] = []
+        failed = False
+        for k, action in enumerate(reference.actions):
+            if prefixes and k and bench.fork is not None:
+                self.at[k] = bench.fork(episode)
+            step = bench.execute(episode, action)
+            self.steps.append(step)
+            if step.error is not None:
+                failed = True
+                break
+        self.end = bench.snapshot(episode)
+        self.episode = None if failed else episode  # a failed replay is not reused
+        if failed:
+            self.at.clear()
+
+
+def shared_prefix(run: Run, reference: Run) -> int:
+    """How many leading actions `run` shares with `reference`."""
+    n = 0
+    for a, b in zip(run.actions, reference.actions, strict=False):
+        if a != b:
+            break
+        n += 1
+    return n
 
 
 class Replayer:
     """Replays runs of the tasks of one audit; a run replayed for many cells is replayed once.
 
     With an adapter that forks (`Forks`), each task's reference run is replayed once and its
-    end kept: the swap census grades that one run with every verifier of the suite, each on
+    end kept. The swap census grades that one run with every verifier of the suite, each on
     its own fork of the end (so a verifier that changes its episode changes nobody else's),
-    and all share one end snapshot. Other runs are replayed from `reset`. Starting edited
-    runs from forks of shared prefixes was measured too (bench/bench_swap.py) and did not pay
-    on AgentDojo, where a fork costs what a reset does: 1.02-1.05x slower. Checkpoints are
-    kept for the `keep` tasks used last (work arrives grouped by run).
+    and all share one end snapshot. A run that *extends* the reference run (every reference
+    action, in order, then more: an appended out-of-scope write, a repeated last write)
+    starts from a fork of that end and executes only its extra actions: its start snapshot
+    is the clean start's, its end a fresh snapshot after the extra actions. Other runs are
+    replayed from `reset`, unless `prefixes` is set: then the reference replay also keeps a
+    fork after each action, and a run that leaves the reference after action k starts from
+    the fork at k. bench/bench_side_effects.py measures both on AgentDojo (docs/side-effects.md,
+    "Cost"). Prefix forks stay off: each is made whether a cell uses it or not, a fork costs what
+    a reset does there, and the gain measured (0.91-0.94x of the fault arm's scoring time on a
+    loaded machine; bench/bench_swap.py once found 1.02-1.05x slower) is within the noise.
+    Checkpoints are kept for the `keep` tasks used last (work arrives grouped by run).
     """
 
-    def __init__(self, bench: Adapter, references: Mapping[str, Run], keep: int = 4) -> None:
+    def __init__(self, bench: Adapter, references: Mapping[str, Run], keep: int = 4, prefixes: bool = False) -> None:
         self.bench = bench
         self.references = references
         self.keep = keep
+        self.prefixes = prefixes
         self._tasks: OrderedDict[str, _Checkpoint] = OrderedDict()
 
     def _checkpoint(self, task: str) -> _Checkpoint:
         if task in self._tasks:
             self._tasks.move_to_end(task)
         else:
-            self._tasks[task] = _Checkpoint(self.bench, task, self.references[task])
+            self._tasks[task] = _Checkpoint(self.bench, task, self.references[task], self.prefixes)
             while len(self._tasks) > self.keep:
                 self._tasks.popitem(last=False)
         return self._tasks[task]
@@ -75,10 +111,23 @@ class Replayer:
 
     def replay(self, task: str, run: Run) -> Replay:
         fork = self.bench.fork
-        if fork is None or self.references.get(task) != run:
+        reference = self.references.get(task)
+        if fork is None or reference is None:
+            return replay(self.bench, task, run)
+        k = shared_prefix(run, reference)
+        n = len(reference.actions)
+        if k < n and not (self.prefixes and k):
             return replay(self.bench, task, run)
         cp = self._checkpoint(task)
         if cp.episode is None:
             return replay(self.bench, task, run)
-        episode = fork(cp.episode)
-        return Replay(episode, cp.start, cp.end, list(cp.steps))
+        if k == n == len(run.actions):  # the reference run itself: its end snapshot is shared
+            return Replay(fork(cp.episode), cp.start, cp.end, list(cp.steps))
+        episode = fork(cp.episode if k == n else cp.at[k])
+        steps = cp.steps[:k]
+        for i in range(k, len(run.actions)):
+            step = self.bench.execute(episode, run.actions[i])
+            steps.append(step)
+            if step.error is not None:
+                return Replay(episode, cp.start, self.bench.snapshot(episode), steps, i)
+        return Replay(episode, cp.start, self.bench.snapshot(episode), steps)

@@ -30,6 +30,9 @@ class Scorer:
         self.ignore = manifest.ignore
         self.replayer = Replayer(bench, {t: f.reference for t, f in manifest.tasks.items()})
         self._reference_end: dict[str, Any] = {}
+        # The adapter's one-line explanations, by (task, collections): AgentDojo's reads the verifier's
+        # source, which costs more than scoring a cheap cell, and many cells of a task miss the same.
+        self._explained: dict[tuple[str, tuple[str, ...]], str | None] = {}
 
     def reference_end(self, task: str) -> Any:
         if task not in self._reference_end:
@@ -152,4 +155,9 @@ class Scorer:
 
     def _why_missed(self, task: str, collections: list[str]) -> str | None:
         explain = self.bench.explain
-        return explain(task, collections) if explain is not None else None
+        if explain is None:
+            return None
+        key = (task, tuple(collections))
+        if key not in self._explained:
+            self._explained[key] = explain(task, collections)
+        return self._explained[key]
