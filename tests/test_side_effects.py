@@ -149,7 +149,7 @@ def test_extra_oos_refuses_when_no_other_task_has_a_write():
     bench = FrameBench(tasks=["frame/todo", "frame/count"])
     m = build(adapters.resolve(bench), bench.tasks(), ["extra-oos"])
     [cell] = [c for c in m.cells if c.cell_id == "frame/todo:extra-oos"]
-    assert cell.run is None and cell.note == "no other task in the suite has a write"
+    assert cell.run is None and cell.note == "no other task in the suite has a write (other than this run's own)"
     assert m.tasks["frame/todo"].out_of_scope_tried == 0
 
 
@@ -212,7 +212,7 @@ def test_the_extra_oos_operator_appends_the_first_candidate_per_tool_and_collect
 def test_the_extra_oos_operator_says_why_it_refuses():
     run = Run((Action("w"),))
     none = FAMILIES["extra-oos"](run, _ctx([True]))
-    assert none == Refusal("no other task in the suite has a write")
+    assert none == Refusal("no other task in the suite has a write (other than this run's own)")
     inside = FAMILIES["extra-oos"](run, _ctx([True], tried=3))
     assert isinstance(inside, Refusal)
     assert inside.reason.startswith("no write of another task in the suite changes anything outside this task's effect")

@@ -247,7 +247,7 @@ def extra_oos(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
     """
     if not ctx.out_of_scope:
         if not ctx.out_of_scope_tried:
-            return Refusal("no other task in the suite has a write")
+            return Refusal("no other task in the suite has a write (other than this run's own)")
         return Refusal(
             f"no write of another task in the suite changes anything outside this task's effect"
             f" ({ctx.out_of_scope_tried} tried)"
