@@ -87,9 +87,9 @@ def _out_of_scope(
     if refs.errors[task] is not None:
         return (), 0
     run = refs.runs[task]
-    tried = oos.candidates(task, run, lib)
     effect = oracle.compare(refs.starts[task], refs.ends[task], ignore)
-    return tuple(oos.trial(bench, task, run, tried, effect, refs.ends[task], ignore)), len(tried)
+    kept, tried = oos.trial(bench, task, run, oos.candidates(task, run, lib), effect, refs.ends[task], ignore)
+    return tuple(kept), tried
 
 
 def _fault_cells(

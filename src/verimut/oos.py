@@ -110,26 +110,35 @@ def trial(
     effect: Sequence[oracle.CollectionDiff],
     reference_end: Any,
     ignore: Sequence[str],
-) -> list[OutOfScope]:
-    """Execute each candidate after the task's reference run; keep those that change something outside its effect.
+) -> tuple[list[OutOfScope], int]:
+    """Execute candidates after the task's reference run; keep those that change something outside its effect.
 
-    A candidate whose call raises, or that changes nothing, is dropped. With an adapter that forks,
-    the reference run is replayed once and every candidate runs on a fork of its end.
+    Returns the kept ones and how many were executed. A candidate whose call raises, or that
+    changes nothing, is dropped. With an adapter that forks, the reference run is replayed once and
+    every candidate runs on a fork of its end. Without `fork` each try costs a full replay, so once
+    one of a tool's candidates is kept its later ones are not tried: that loses the variants where
+    the same tool writes another collection with other arguments (on AgentDojo, where this was
+    measured, only Slack's per-user inboxes and channels: docs/side-effects.md).
     """
     kept: list[OutOfScope] = []
+    executed = 0
+    once_per_tool = bench.fork is None
     base = None
     if bench.fork is not None:
         first = replay(bench, task, run)
         if first.failed_at is not None:
-            return kept
+            return kept, executed
         base = first.episode
     for c in tried:
+        if once_per_tool and any(k.action.name == c.action.name for k in kept):
+            continue
+        executed += 1
         if bench.fork is not None:
             episode = bench.fork(base)
         else:
             done = replay(bench, task, run)
             if done.failed_at is not None:
-                return kept
+                return kept, executed
             episode = done.episode
         try:
             step = bench.execute(episode, c.action)
@@ -147,4 +156,4 @@ def trial(
                         "; ".join(f"{d.collection} ({d.counts()})" for d in change),
                     )
                 )
-    return kept
+    return kept, executed
