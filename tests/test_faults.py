@@ -30,8 +30,11 @@ def test_every_family_is_enumerated_for_every_task(banking):
 
 
 def test_a_read_only_task_refuses_every_write_edit(banking):
-    # banking/user_task_1 asks for a total: its reference only reads.
+    # banking/user_task_1 asks for a total: its reference only reads. (extra-oos appends another
+    # task's write, which applies after reads too: tests/test_side_effects.py.)
     for fam in FAMILIES:
+        if fam == "extra-oos":
+            continue
         [cell] = cells_of(banking, "banking/user_task_1", fam)
         assert cell.run is None and "no write" in cell.note
 
@@ -45,7 +48,7 @@ def test_claim_only_keeps_reads_and_answer(banking):
 
 def test_omit_drops_the_last_write_only(banking):
     ref = banking.tasks["banking/user_task_15"].reference
-    [cell] = cells_of(banking, "banking/user_task_15", "omit")
+    [cell] = [c for c in cells_of(banking, "banking/user_task_15", "omit") if c.variant == "-"]
     assert list(cell.run.actions) == list(ref.actions[:-1])
     assert ref.actions[-1].name == "send_money"
 
@@ -154,7 +157,9 @@ def test_write_edits_change_writes_by_exactly_the_stated_amount(rc):
         return
     [claim] = FAMILIES["claim-only"](run, ctx)
     assert len(claim.run.actions) == len(run.actions) - n_writes
-    [omit] = FAMILIES["omit"](run, ctx)
-    assert len(omit.run.actions) == len(run.actions) - 1
-    [extra] = FAMILIES["extra"](run, ctx)
-    assert len(extra.run.actions) == len(run.actions) + 1
+    omits = FAMILIES["omit"](run, ctx)
+    assert isinstance(omits, list) and len(omits) == n_writes
+    assert all(len(e.run.actions) == len(run.actions) - 1 for e in omits)
+    extras = FAMILIES["extra"](run, ctx)
+    assert isinstance(extras, list) and len(extras) == n_writes
+    assert all(len(e.run.actions) == len(run.actions) + 1 for e in extras)

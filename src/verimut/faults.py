@@ -38,6 +38,16 @@ class Refusal(msgspec.Struct, frozen=True):
     reason: str
 
 
+class OutOfScope(msgspec.Struct, frozen=True):
+    """Another task's write, tried on this task's reference end state: what it changed there."""
+
+    source_task: str
+    source_action: int  # its index in the source task's reference run
+    action: Action
+    touches: tuple[str, ...]  # the collections it changes, sorted
+    changes: str  # per collection, e.g. "bank_account.transactions: 1 added"
+
+
 class FaultContext(msgspec.Struct, frozen=True):
     writes: tuple[bool, ...]
     outputs: tuple[str, ...]
@@ -47,6 +57,11 @@ class FaultContext(msgspec.Struct, frozen=True):
     non_idempotent: tuple[bool | None, ...]
     # A form task's fields, defaults and template values (form benchmarks only; see forms.py).
     form: forms.FormFacts | None = None
+    # Writes of the suite's other tasks that, appended to this run, change something outside its
+    # effect (found by the manifest builder on the reference end state; see oos.py), and how many
+    # candidates it tried: 0 when no other task of the suite has a write (or extra-oos is not run).
+    out_of_scope: tuple[OutOfScope, ...] = ()
+    out_of_scope_tried: int = 0
 
     def write_positions(self) -> list[int]:
         return [i for i, w in enumerate(self.writes) if w]
@@ -59,6 +74,8 @@ FAMILIES: Registry[Operator] = Registry("fault family")
 GRAMMARS: dict[str, tuple[str, ...]] = {}
 # Families that need the idempotence census (it replays every write twice: skipped when none is run).
 USES_CENSUS = {"extra-ni"}
+# Families that need the out-of-scope trial (every other write of the suite, tried on each task's end state).
+USES_OUT_OF_SCOPE = {"extra-oos"}
 
 
 def family(name: str, grammars: tuple[str, ...] = ("api",)) -> Callable[[Operator], Operator]:
@@ -104,12 +121,18 @@ def claim_only(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
 
 @family("omit")
 def omit(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
-    """Drop the last write."""
+    """Drop one write: the last (variant `-`), and every other write k (variant `at-k`)."""
     writes = ctx.write_positions()
     if not writes:
         return _NO_WRITE
     last = writes[-1]
-    return [Edit("-", _without(run, [last]), f"dropped the last write, #{last} {run.actions[last].name}")]
+    return _every_position(
+        writes,
+        lambda k: _without(run, [k]),
+        Edit("-", _without(run, [last]), f"dropped the last write, #{last} {run.actions[last].name}"),
+        lambda k: f"dropped write #{k} {run.actions[k].name}",
+        lambda k: {"position": k, "tool": run.actions[k].name},
+    )
 
 
 @family("partial")
@@ -163,33 +186,91 @@ def wrong_value(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
     return Refusal(reason)
 
 
+def _every_position(
+    positions: Sequence[int],
+    edit_at: Callable[[int], Run],
+    last: Edit,
+    note: Callable[[int], str],
+    detail: Callable[[int], dict[str, Any]],
+) -> list[Edit]:
+    """`last` for the last position (today's cell, id `-`, so old ledgers stay comparable), `at-k` for the others."""
+    others = [Edit(f"at-{k}", edit_at(k), note(k), detail(k)) for k in positions[:-1]]
+    return [*others, last]
+
+
 @family("extra")
 def extra(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
-    """Repeat the last write right after it."""
+    """Repeat a write right after it: the last (variant `-`), and every other write k (variant `at-k`)."""
     writes = ctx.write_positions()
     if not writes:
         return _NO_WRITE
     last = writes[-1]
-    return [Edit("-", _duplicate(run, last), f"repeated the last write, #{last} {run.actions[last].name}")]
+    return _every_position(
+        writes,
+        lambda k: _duplicate(run, k),
+        Edit("-", _duplicate(run, last), f"repeated the last write, #{last} {run.actions[last].name}"),
+        lambda k: f"repeated write #{k} {run.actions[k].name}",
+        lambda k: {"position": k, "tool": run.actions[k].name},
+    )
 
 
 @family("extra-ni")
 def extra_ni(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
-    """Repeat the last write that the idempotence census marks non-idempotent."""
+    """Repeat a write the idempotence census marks non-idempotent: the last such (`-`), and every other (`at-k`)."""
     candidates = [i for i, ni in enumerate(ctx.non_idempotent) if ni]
     if not ctx.write_positions():
         return _NO_WRITE
     if not candidates:
         return Refusal("the idempotence census marks no write of the reference run non-idempotent")
     last = candidates[-1]
-    return [
+    census = {"census": "replaying it twice changes the state"}
+    return _every_position(
+        candidates,
+        lambda k: _duplicate(run, k),
         Edit(
             "-",
             _duplicate(run, last),
             f"repeated the last non-idempotent write, #{last} {run.actions[last].name}",
-            {"census": "replaying it twice changes the state"},
+            census,
+        ),
+        lambda k: f"repeated non-idempotent write #{k} {run.actions[k].name}",
+        lambda k: {**census, "position": k, "tool": run.actions[k].name},
+    )
+
+
+@family("extra-oos")
+def extra_oos(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
+    """Append another task's write that changes something outside this task's effect.
+
+    One variant per (tool, first collection it changes), the first candidate in the builder's
+    order winning, so the count stays bounded whatever the size of the suite.
+    """
+    if not ctx.out_of_scope:
+        if not ctx.out_of_scope_tried:
+            return Refusal("no other task in the suite has a write (other than this run's own)")
+        return Refusal(
+            f"no write of another task in the suite changes anything outside this task's effect"
+            f" ({ctx.out_of_scope_tried} tried)"
         )
-    ]
+    edits: dict[str, Edit] = {}
+    for c in ctx.out_of_scope:
+        variant = f"{c.action.name}@{c.touches[0]}"
+        if variant in edits:
+            continue
+        edits[variant] = Edit(
+            variant,
+            run.replace_actions([*run.actions, c.action]),
+            f"appended {c.source_task}'s #{c.source_action} {c.action.describe()}: changes {c.changes}",
+            {
+                "source_task": c.source_task,
+                "source_action": c.source_action,
+                "tool": c.action.name,
+                "collection": c.touches[0],
+                "touches": list(c.touches),
+                "tried": ctx.out_of_scope_tried,
+            },
+        )
+    return list(edits.values())
 
 
 # --- the form grammar (forms.py): a run is field writes, one per step, then a submit -------------

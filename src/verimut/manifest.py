@@ -14,11 +14,11 @@ from typing import Any
 
 import msgspec
 
-from verimut import __version__, forms, oracle
+from verimut import __version__, forms, oos, oracle
 from verimut.benchmark import Adapter, Benchmark, kind_of
 from verimut.census import CensusEntry, idempotence
 from verimut.errors import AuditError
-from verimut.faults import CONTROL, FAMILIES, USES_CENSUS, FaultContext, Refusal
+from verimut.faults import CONTROL, FAMILIES, USES_CENSUS, USES_OUT_OF_SCOPE, FaultContext, OutOfScope, Refusal
 from verimut.pairs import SWAP, grid
 from verimut.pinned import index_values, pin_source, pins
 from verimut.records import ARMS, Cell, Manifest, TaskFacts, cell_id, content_hash
@@ -56,18 +56,56 @@ def references(bench: Benchmark, tasks: Sequence[str], tick: Callable[[str], Non
     return refs
 
 
+def _reference(bench: Benchmark, task: str) -> Run | None:
+    try:
+        return bench.reference(task, bench.reset(task))
+    except Exception:  # noqa: BLE001  (a task without a readable reference offers no writes)
+        return None
+
+
+def _library(bench: Benchmark, tasks: Sequence[str], refs: References) -> dict[str, list[oos.Candidate]]:
+    """The out-of-scope library of the audited tasks' suites, from every task of those suites.
+
+    Taken from the whole suite, not only the tasks selected, so a task's extra-oos cells are the
+    same whichever tasks are audited with it. A task not audited costs a reset (no replay).
+    """
+    suites = {oos.suite_of(t) for t in tasks}
+    runs: dict[str, Run] = {}
+    for t in bench.tasks():
+        if oos.suite_of(t) not in suites:
+            continue
+        run = refs.runs.get(t) or _reference(bench, t)
+        if run is not None:
+            runs[t] = run
+    return oos.library(runs, {t: [bench.is_write(a) for a in r.actions] for t, r in runs.items()})
+
+
+def _out_of_scope(
+    bench: Adapter, task: str, refs: References, lib: dict[str, list[oos.Candidate]], ignore: list[str]
+) -> tuple[tuple[OutOfScope, ...], int]:
+    """The library's writes that change something outside the task's effect, and how many were tried."""
+    if refs.errors[task] is not None:
+        return (), 0
+    run = refs.runs[task]
+    effect = oracle.compare(refs.starts[task], refs.ends[task], ignore)
+    kept, tried = oos.trial(bench, task, run, oos.candidates(task, run, lib), effect, refs.ends[task], ignore)
+    return tuple(kept), tried
+
+
 def _fault_cells(
-    bench: Benchmark,
+    bench: Adapter,
     task: str,
     refs: References,
     families: Sequence[str],
     ignore: list[str],
     form: forms.FormFacts | None = None,
-) -> tuple[list[CensusEntry], list[str], list[Cell]]:
+    lib: dict[str, list[oos.Candidate]] | None = None,
+) -> tuple[list[CensusEntry], list[str], list[Cell], int]:
     run = refs.runs[task]
     writes = tuple(bench.is_write(a) for a in run.actions)
     wanted = refs.errors[task] is None and bool(USES_CENSUS & set(families))
     census = idempotence(bench, task, run, ignore) if wanted else []
+    out_of_scope, tried = _out_of_scope(bench, task, refs, lib, ignore) if lib is not None else ((), 0)
     by_action = {e.action: e.non_idempotent for e in census}
     outputs = refs.outputs[task]
     ctx = FaultContext(
@@ -77,6 +115,8 @@ def _fault_cells(
         values=index_values(refs.starts[task]),
         non_idempotent=tuple(by_action.get(i) for i in range(len(run.actions))),
         form=form,
+        out_of_scope=out_of_scope,
+        out_of_scope_tried=tried,
     )
     unpinned = [f"#{p.action}.{p.arg}" for p in pins(run, writes, ctx.outputs, ctx.instruction) if p.source is None]
     cells = [Cell(cell_id(task, CONTROL, "-"), task, CONTROL, "-", run, "the unedited reference run")]
@@ -89,7 +129,7 @@ def _fault_cells(
             cells.append(
                 Cell(cell_id(task, fam, edit.variant), task, fam, edit.variant, edit.run, edit.note, edit.detail)
             )
-    return census, unpinned, cells
+    return census, unpinned, cells, tried
 
 
 def _free_text(effect: list[oracle.CollectionDiff], instruction: str, run: Run, outputs: Sequence[str]) -> list[str]:
@@ -117,6 +157,7 @@ def build(
         raise AuditError(f"unknown arm {arm!r} (known: {', '.join(ARMS)})")
     refs = references(bench, tasks, tick)
     ignore = [*bench.telemetry, *refs.masks]
+    lib = _library(bench, tasks, refs) if arm == "fault" and USES_OUT_OF_SCOPE & set(families) else None
     facts: dict[str, TaskFacts] = {}
     cells: list[Cell] = []
     for task in tasks:
@@ -124,9 +165,10 @@ def build(
         digest = hashlib.sha256(oracle.canonical(refs.starts[task])).hexdigest()[:16]
         census: list[CensusEntry] = []
         unpinned: list[str] = []
+        tried = 0
         form = bench.form(task) if bench.form is not None else None  # a form task's fields and defaults
         if arm == "fault":
-            census, unpinned, task_cells = _fault_cells(bench, task, refs, families, ignore, form)
+            census, unpinned, task_cells, tried = _fault_cells(bench, task, refs, families, ignore, form, lib)
             cells += task_cells
         free = _free_text(effect, bench.instruction(task), refs.runs[task], refs.outputs[task])
         initial = _initial_checks(bench, task) if arm == "fault" else {}
@@ -140,7 +182,8 @@ def build(
             free,
             initial,
             form,
-            kind_of(bench, task),
+            out_of_scope_tried=tried,
+            kind=kind_of(bench, task),
         )
         tick(task)
     if arm == "swap":

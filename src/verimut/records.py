@@ -75,6 +75,9 @@ class TaskFacts(msgspec.Struct, frozen=True):
     initial_checks: dict[str, bool] = {}
     # A form task's fields, on-form defaults and template values: the form families' census.
     form: forms.FormFacts | None = None
+    # How many of the suite's other writes the extra-oos trial executed on the reference end
+    # state (its cost: one fork, or one replay without forks, each); 0 when extra-oos is not run.
+    out_of_scope_tried: int = 0
     # "user", or another kind the adapter declares (AgentDojo's "injection"): reported apart.
     kind: str = "user"
 

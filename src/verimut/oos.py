@@ -1,0 +1,159 @@
+"""Out-of-scope writes: the suite's library of reachable writes, and which of them fall outside a task's effect.
+
+The library is every distinct write of the suite's reference runs: calls the benchmark's own API
+accepts, with arguments that make sense in that world. For one task, each write it does not make
+itself is executed on its reference end state (a fork of it when the adapter forks, else a replay
+from reset), and kept when the end-state diff touches something the reference run does not change.
+The pure parts (`suite_of`, `library`, `outside`) are separate from the one function that drives
+the benchmark (`trial`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import msgspec
+
+from verimut import oracle
+from verimut.benchmark import Adapter
+from verimut.faults import OutOfScope
+from verimut.replay import replay
+from verimut.run import Action, Run
+
+
+class Candidate(msgspec.Struct, frozen=True):
+    source_task: str
+    source_action: int
+    action: Action
+
+
+def suite_of(task: str) -> str:
+    """A task's suite: its id's prefix before "/" (the whole benchmark when ids have none)."""
+    return task.split("/", 1)[0] if "/" in task else ""
+
+
+def _key(action: Action) -> bytes:
+    return oracle.canonical([action.name, action.args])
+
+
+def library(runs: Mapping[str, Run], writes: Mapping[str, Sequence[bool]]) -> dict[str, list[Candidate]]:
+    """Per suite, every distinct write (by name and arguments) of its tasks' runs, first occurrence first."""
+    out: dict[str, dict[bytes, Candidate]] = {}
+    for task, run in runs.items():
+        seen = out.setdefault(suite_of(task), {})
+        for i, (action, is_write) in enumerate(zip(run.actions, writes[task])):
+            if is_write:
+                seen.setdefault(_key(action), Candidate(task, i, action))
+    return {suite: list(found.values()) for suite, found in out.items()}
+
+
+def candidates(task: str, run: Run, lib: Mapping[str, Sequence[Candidate]]) -> list[Candidate]:
+    """The suite's writes this task's own run does not make (repeating its own is the `extra` family's)."""
+    own = {_key(a) for a in run.actions}
+    return [c for c in lib.get(suite_of(task), ()) if _key(c.action) not in own]
+
+
+def _content(item: Any) -> bytes:
+    """A record's fields with its id aside: a re-added record gets a new generated id, not new content."""
+    record = _record(item)
+    if isinstance(record, dict):
+        record = {f: v for f, v in record.items() if f not in ("id", "id_")}
+    return oracle.canonical(record)
+
+
+def outside(change: Sequence[oracle.CollectionDiff], effect: Sequence[oracle.CollectionDiff]) -> list[str]:
+    """The collections where `change` (from the reference end) touches what `effect` (the reference's) does not.
+
+    Outside means: a collection the effect leaves alone; or, in one it changes, a record it does not
+    touch (by key; by content in a multiset), or a field of a record it changes that it leaves alone.
+    Setting a field the effect sets, or re-adding a record it adds, is inside (wrong value, duplicate).
+    """
+    by_name = {d.collection: d for d in effect}
+    found: list[str] = []
+    for d in change:
+        e = by_name.get(d.collection)
+        if e is None or _touches_outside(d, e):
+            found.append(d.collection)
+    return found
+
+
+def _touches_outside(d: oracle.CollectionDiff, e: oracle.CollectionDiff) -> bool:
+    keys = {x["key"] for x in (*e.added, *e.removed) if _is_keyed(x)} | {c.key for c in e.changed}
+    contents = {_content(x) for x in (*e.added, *e.removed)}
+    for x in (*d.added, *d.removed):
+        if _is_keyed(x) and x["key"] in keys:
+            continue
+        if _content(x) in contents:
+            continue
+        return True
+    fields = {c.key: set(c.fields) for c in e.changed}
+    for c in d.changed:
+        if c.key not in keys or not set(c.fields) <= fields.get(c.key, set(c.fields)):
+            return True
+    return False
+
+
+def _is_keyed(item: Any) -> bool:
+    return isinstance(item, dict) and set(item) == {"key", "record"}
+
+
+def _record(item: Any) -> Any:
+    return item["record"] if _is_keyed(item) else item
+
+
+def trial(
+    bench: Adapter,
+    task: str,
+    run: Run,
+    tried: Iterable[Candidate],
+    effect: Sequence[oracle.CollectionDiff],
+    reference_end: Any,
+    ignore: Sequence[str],
+) -> tuple[list[OutOfScope], int]:
+    """Execute candidates after the task's reference run; keep those that change something outside its effect.
+
+    Returns the kept ones and how many were executed. A candidate whose call raises, or that
+    changes nothing, is dropped. With an adapter that forks, the reference run is replayed once and
+    every candidate runs on a fork of its end. Without `fork` each try costs a full replay, so once
+    one of a tool's candidates is kept its later ones are not tried: that loses the variants where
+    the same tool writes another collection with other arguments (on AgentDojo, where this was
+    measured, only Slack's per-user inboxes and channels: docs/side-effects.md).
+    """
+    kept: list[OutOfScope] = []
+    executed = 0
+    once_per_tool = bench.fork is None
+    base = None
+    if bench.fork is not None:
+        first = replay(bench, task, run)
+        if first.failed_at is not None:
+            return kept, executed
+        base = first.episode
+    for c in tried:
+        if once_per_tool and any(k.action.name == c.action.name for k in kept):
+            continue
+        executed += 1
+        if bench.fork is not None:
+            episode = bench.fork(base)
+        else:
+            done = replay(bench, task, run)
+            if done.failed_at is not None:
+                return kept, executed
+            episode = done.episode
+        try:
+            step = bench.execute(episode, c.action)
+        except Exception:  # noqa: BLE001  (a call the benchmark refuses in this world is no candidate)
+            step = None
+        if step is not None and step.error is None:
+            change = oracle.compare(reference_end, bench.snapshot(episode), ignore)
+            if change and outside(change, effect):
+                kept.append(
+                    OutOfScope(
+                        c.source_task,
+                        c.source_action,
+                        c.action,
+                        tuple(d.collection for d in change),
+                        "; ".join(f"{d.collection} ({d.counts()})" for d in change),
+                    )
+                )
+    return kept, executed
