@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 GOLDEN = Path(__file__).parent / "data" / "banking-golden.json"
-_CELL = re.compile(r'<details class="cell".*?</details>', re.S)
+_CELL = re.compile(r'<details class="cell".*?</details>', re.DOTALL)
 
 
 def normalize(out: Path) -> dict[str, Any]:
