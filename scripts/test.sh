@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # Two workers, each module on one (tests/conftest.py says why): most tests wait on subprocesses, timeouts or a
 # browser, so a second worker fills the idle core.
-pytest=(.venv/bin/python -m pytest -n 2 --dist loadgroup)
+pytest=(.venv/bin/python -m pytest -n 2 --dist loadfile)
 
 tier=all
 case "${1:-}" in

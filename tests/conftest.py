@@ -11,11 +11,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from hypothesis import settings
 
 if TYPE_CHECKING:
     from verimut.adapters.agentdojo import AgentDojo
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# No per-example deadline: on two shared cores, with a second worker and benchmark subprocesses beside it, a
+# property test's example can take longer than Hypothesis's default 200 ms, which says nothing about the property.
+settings.register_profile("verimut", deadline=None)
+settings.load_profile("verimut")
 
 
 @pytest.fixture(scope="session")
@@ -108,20 +114,12 @@ def banking_swap(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return once(tmp_path_factory, "banking-swap", _swap_banking)
 
 
-# Under pytest-xdist (scripts/test.sh runs `-n 2 --dist loadgroup`): each module is one group, run by one worker,
-# so that a module's fixtures (WorkArena's audit, AppWorld's) run once. The remote-worker tests share a group:
-# tests/executors/test_remote.py counts the remote workers left on the machine. The longest groups go first, so
-# that no worker is left with one of them at the end.
+# Under pytest-xdist (scripts/test.sh runs `-n 2 --dist loadfile`) each module runs on one worker, so that its
+# module-scoped fixtures (WorkArena's audit, AppWorld's) run once. The longest modules go first, so that no worker
+# is left alone with one of them at the end.
 FIRST = ("tests/benchmarks/workarena/", "tests/benchmarks/appworld/", "tests/executors/test_executor.py")
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if config.getoption("dist", "no") == "no":
-        return
-    for item in items:
-        group = item.nodeid.split("::")[0]
-        if "remote_bench" in item.nodeid:
-            group = "tests/executors/test_remote.py"
-        item.add_marker(pytest.mark.xdist_group(group))
-    items.sort(key=lambda item: next((i for i, p in enumerate(FIRST) if item.nodeid.startswith(p)), len(FIRST)))
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # xdist schedules what its workers collected, in their order
+        items.sort(key=lambda item: next((i for i, p in enumerate(FIRST) if item.nodeid.startswith(p)), len(FIRST)))
