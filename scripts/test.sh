@@ -1,13 +1,54 @@
 #!/usr/bin/env bash
-# Install (if needed), then run the test suite. Slow, exhaustive tests are skipped: scripts/test-slow.sh runs them.
-# AppWorld's own environment (.venv-appworld) is installed too: tests/test_appworld.py audits it for real;
-# so are WorkArena and Debian's Chromium: tests/test_workarena.py runs its validator in headless Chromium,
-# and tests/test_report.py loads report.html in it.
+# Install (if needed), then test. Slow, exhaustive tests are skipped: scripts/test-slow.sh runs them.
+#
+#   bash scripts/test.sh [ARGS...]            every benchmark installed, ruff check, ruff format --check, mypy src,
+#                                             then every tier, so that nothing skips (what .ci/run runs)
+#   bash scripts/test.sh unit [ARGS...]       tests/unit only: pure, under a minute; needs scripts/install.sh alone
+#   bash scripts/test.sh cli [ARGS...]        tests/cli: the real command line (and report.html in Chromium)
+#   bash scripts/test.sh executors [ARGS...]  tests/executors: pool, Ray, the remote worker
+#   bash scripts/test.sh benchmarks [ARGS...] tests/benchmarks: each benchmark for real, every install first
+#
+# ARGS go to pytest as they are (-k, -x, a test's path, --durations=20 ...; -n 0 runs in one process).
+# docs/development.md has the tiers' times.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Two workers, each module on one (tests/conftest.py says why): most tests wait on subprocesses, timeouts or a
+# browser, so a second worker fills the idle core.
+pytest=(.venv/bin/python -m pytest -n 2 --dist loadfile)
+
+tier=all
+case "${1:-}" in
+  unit | cli | executors | benchmarks) tier=$1; shift ;;
+esac
+
 bash scripts/install.sh
-bash scripts/install-appworld.sh
+case $tier in
+  unit | executors) exec "${pytest[@]}" "tests/$tier" "$@" ;;
+  cli)
+    bash scripts/install-chromium.sh  # report.html is loaded in Debian's headless Chromium
+    exec "${pytest[@]}" tests/cli "$@" ;;
+esac
+
+# AppWorld lives in its own environment, so it installs beside the others (it mostly waits on the network).
+appworld_log=$(mktemp)
+bash scripts/install-appworld.sh >"$appworld_log" 2>&1 &
+appworld=$!
 bash scripts/install-workarena.sh  # installs Debian's chromium too (scripts/install-chromium.sh)
-bash scripts/install-bfcl.sh       # BFCL multi-turn and tau2-bench are audited for real too (tests/test_bfcl.py, test_tau2.py)
+bash scripts/install-bfcl.sh
 bash scripts/install-tau2.sh
-exec .venv/bin/python -m pytest "$@"
+if [ "$tier" = all ]; then
+  .venv/bin/ruff check src tests
+  .venv/bin/ruff format --check src tests
+  .venv/bin/mypy src
+fi
+if ! wait "$appworld"; then
+  cat "$appworld_log" >&2
+  echo "verimut: error: scripts/install-appworld.sh failed" >&2
+  exit 1
+fi
+cat "$appworld_log"
+rm -f "$appworld_log"
+if [ "$tier" = benchmarks ]; then
+  exec "${pytest[@]}" tests/benchmarks "$@"
+fi
+exec "${pytest[@]}" "$@"

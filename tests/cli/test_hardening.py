@@ -30,12 +30,10 @@ def ledger_ids(out: Path) -> list[str]:
     return [json.loads(line)["cell_id"] for line in (out / "cells.jsonl").read_text().splitlines()]
 
 
-@pytest.fixture(scope="module")
-def banking(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("hardening") / "banking"
-    done = verimut("audit", "agentdojo", "--suite", "banking", "-q", "--out", str(out))
-    assert done.returncode == 1, done.stderr
-    return out
+@pytest.fixture
+def banking(banking_audit: Path) -> Path:
+    """The session's shared banking audit (tests/conftest.py); every test here copies it before writing."""
+    return banking_audit
 
 
 def _start(*args: str) -> subprocess.Popen[str]:

@@ -21,27 +21,15 @@ from verimut import bundle
 from verimut.errors import AuditError
 
 
-def _run_cli(arm: str, out: Path) -> Path:
-    result = subprocess.run(
-        [sys.executable, "-m", "verimut.cli", arm, "agentdojo", "--suite", "banking", "--out", str(out), "-q"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert result.returncode == 1, result.stderr  # 1: confirmed false accepts found, as expected on banking
-    return out
+# The session's banking audit and census (conftest.py), each with exit code 1: confirmed false accepts found.
+@pytest.fixture
+def fault_dir(banking_audit: Path) -> Path:
+    return banking_audit
 
 
-@pytest.fixture(scope="module")
-def fault_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return _run_cli("audit", tmp_path_factory.mktemp("fault") / "banking")
-
-
-@pytest.fixture(scope="module")
-def swap_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return _run_cli("swap", tmp_path_factory.mktemp("swap") / "banking-swap")
+@pytest.fixture
+def swap_dir(banking_swap: Path) -> Path:
+    return banking_swap
 
 
 @pytest.fixture(params=["fault_dir", "swap_dir"])

@@ -7,22 +7,16 @@ under both validation protocols, feeds the browser tests (about two minutes); th
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
-import msgspec
 import pytest
 import requests
 
+from conftest import ROOT
 from verimut import audit as audit_mod
-from verimut import forms
 from verimut.executor import Pool
-from verimut.faults import FAMILIES, FaultContext, Refusal, of_grammar
-from verimut.pinned import ValueIndex
-from verimut.run import Action, Run
 from verimut.store import Store
 
 pytest.importorskip("browsergym.workarena", reason="install with scripts/install-workarena.sh")
@@ -161,68 +155,6 @@ def test_the_stand_in_serves_exactly_the_fields_workarena_expects():
         assert [f.name for f in standin.form(table).fields] == expected
 
 
-FACTS = forms.FormFacts(
-    "incident",
-    ["short_description", "impact"],
-    [
-        forms.FormField("short_description", "Short description", "string", "", "disk"),
-        forms.FormField("impact", "Impact", "choice", "3 - Low", "3 - Low"),
-        forms.FormField("urgency", "Urgency", "choice", "3 - Low", "3 - Low"),
-        forms.FormField("description", "Description", "string", "", "grinding"),
-        forms.FormField("category", "Category", "choice", "Inquiry / Help", "Hardware"),
-    ],
-)
-RUN = Run(
-    (
-        Action(forms.SET_FIELD, {"field": "short_description", "value": "disk"}),
-        Action(forms.SET_FIELD, {"field": "impact", "value": "3 - Low"}),
-        Action(forms.SUBMIT),
-    ),
-    "done",
-)
-
-
-def _ctx(facts: forms.FormFacts | None = FACTS) -> FaultContext:
-    n = len(RUN.actions)
-    return FaultContext((True,) * n, ("",) * n, "", ValueIndex({}, {}), (None,) * n, facts)
-
-
-def test_the_census_prefers_choice_fields_and_skips_values_equal_to_the_default():
-    assert [c.field for c in forms.extra_field_candidates(FACTS)] == ["category", "description"]
-    assert forms.divergent_fields(FACTS) == ["short_description"]
-
-
-def test_a_default_that_differs_between_two_fresh_forms_is_generated_and_never_an_extra_field():
-    other = msgspec.structs.replace(FACTS.fields[4], default="Network")
-    again = msgspec.structs.replace(FACTS, fields=[*FACTS.fields[:4], other])
-    facts = forms.settled(FACTS, again)
-    assert facts.field("category").default is None and facts.field("impact").default == "3 - Low"
-    assert [c.field for c in forms.extra_field_candidates(facts)] == ["description"]
-
-
-def test_the_form_operators_edit_the_steps_as_stated():
-    apart, together = FAMILIES["extra-field"](RUN, _ctx())
-    assert [a.name for a in apart.run.actions] == ["set_field", "set_field", "set_field", "submit"]
-    assert apart.run.actions[2].args == {"field": "category", "value": "Hardware"}
-    assert [a.name for a in together.run.actions] == ["set_field", "set_field", "set_field_then_submit"]
-    [omit] = FAMILIES["omit-divergent"](RUN, _ctx())
-    assert omit.variant == "short_description" and len(omit.run.actions) == 2
-    [nosub] = FAMILIES["no-submit"](RUN, _ctx())
-    assert forms.SUBMIT not in [a.name for a in nosub.run.actions]
-    assert isinstance(FAMILIES["extra-field"](RUN, _ctx(None)), Refusal)
-
-
-def test_each_benchmark_is_audited_with_its_own_grammar_by_default():
-    assert of_grammar("form") == ["claim-only", "omit-field", "omit-divergent", "no-submit", "extra-field"]
-    assert of_grammar("api") == ["claim-only", "omit", "partial", "wrong-value", "extra", "extra-ni"]
-    assert audit_mod.select_families((), "api") == of_grammar("api")
-
-
-def test_form_facts_round_trip_through_the_manifest_encoding():
-    again = msgspec.json.decode(msgspec.json.encode(FACTS), type=forms.FormFacts)
-    assert again == FACTS and json.loads(msgspec.json.encode(FACTS))["table"] == "incident"
-
-
 def test_the_verifier_source_is_workarena_s_own_validate(stand_in):
     bench = wa.WorkArena(stand_in.url, standin.ADMIN, stand_in=True)
     path, line, name = bench.verifier_source(TASKS[0])
@@ -236,5 +168,5 @@ def test_configs_can_be_chosen_and_bad_ones_are_named():
 
 
 def test_the_install_script_installs_chromium_through_the_repo_step():
-    script = (Path(__file__).resolve().parents[1] / "scripts" / "install-workarena.sh").read_text()
+    script = (ROOT / "scripts" / "install-workarena.sh").read_text()
     assert "scripts/install-chromium.sh" in script and "workarena" in script

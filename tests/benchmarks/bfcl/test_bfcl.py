@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+pytest.importorskip("bfcl_eval", reason="bfcl-eval is not installed: scripts/install-bfcl.sh installs it")
+
 from conftest import verimut
 from verimut import oracle
 from verimut.adapters import bfcl as adapter

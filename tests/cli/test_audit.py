@@ -19,12 +19,9 @@ def ledger_ids(out: Path) -> list[str]:
     return [json.loads(line)["cell_id"] for line in (out / "cells.jsonl").read_text().splitlines() if line.strip()]
 
 
-@pytest.fixture(scope="module")
-def banking(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("audit") / "banking"
-    result = verimut("audit", "agentdojo", "--suite", "banking", "--out", str(out), "--quiet")
-    assert result.returncode == 1, result.stderr  # banking has confirmed false accepts
-    return out
+@pytest.fixture
+def banking(banking_audit) -> Path:
+    return banking_audit  # the session's banking audit (conftest.py): read it, or copy it to change it
 
 
 def test_an_audit_records_every_cell_once_and_summarizes(banking):

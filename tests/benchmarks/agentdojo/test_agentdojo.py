@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+pytest.importorskip("agentdojo", reason="AgentDojo is not installed: scripts/install.sh installs it")
+
 from verimut import oracle
 from verimut.manifest import build
 from verimut.replay import replay

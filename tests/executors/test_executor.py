@@ -3,12 +3,15 @@ workers that survive hangs and deaths, with the rest of a cut cell's group still
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -23,21 +26,82 @@ def ledger(out: Path) -> dict[str, dict]:
     return {r["cell_id"]: {k: v for k, v in r.items() if k != "seconds"} for r in rows}
 
 
+def _free_ports(n: int) -> list[int]:
+    socks = [socket.socket() for _ in range(n)]
+    try:
+        for s in socks:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
+
+
+def _session_members(sid: int) -> list[int]:
+    """Every live process of session `sid`: what `ray start` and its daemons left running."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[3]) == sid and fields[0] != "Z":  # fields[3]: the session id; Z: a zombie, already gone
+            found.append(int(stat.parent.name))
+    return found
+
+
 @pytest.fixture(scope="module")
-def ray_cluster():
-    """A real Ray head on this machine, started the way a user starts one, for --address."""
-    ray_cli = Path(sys.executable).parent / "ray"
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+def ray_cluster(tmp_path_factory):
+    """A real Ray head on this machine, started the way a user starts one, for --address.
+
+    It is the test's own: its own temp dir and ports, and its own session, so that teardown stops exactly
+    the processes it started (never `ray stop`, which stops every Ray on the machine: another test run's too).
+    """
+    # Short: Ray puts unix sockets under it, and a socket path may not exceed 107 bytes.
+    temp = Path(tempfile.mkdtemp(prefix="vmray-"))
+    gcs, node_manager, object_manager, agent, agent_grpc, metrics, runtime_env = _free_ports(7)
     # Ray 2.60's `ray start` turns on token authentication unless told not to; a local test cluster needs none.
     env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}
-    start = [str(ray_cli), "start", "--head", f"--port={port}", "--num-cpus=2", "--include-dashboard=false"]
-    subprocess.run(start, check=True, capture_output=True, env=env, timeout=180)
+    start = [
+        # `ray start` run by this interpreter (the venv's `ray` script may name another one on its first line).
+        sys.executable, "-m", "ray.scripts.scripts", "start", "--head", "--block", f"--temp-dir={temp}",
+        f"--port={gcs}", f"--node-manager-port={node_manager}",
+        f"--object-manager-port={object_manager}", f"--dashboard-agent-listen-port={agent}",
+        f"--dashboard-agent-grpc-port={agent_grpc}", f"--metrics-export-port={metrics}",
+        f"--runtime-env-agent-port={runtime_env}", "--num-cpus=2", "--include-dashboard=false",
+    ]  # fmt: skip
+    log = (tmp_path_factory.mktemp("ray") / "ray-start.log").open("w")
+    head = subprocess.Popen(start, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        yield f"127.0.0.1:{port}"
+        deadline = time.monotonic() + 180
+        while True:  # up once its GCS answers; --block keeps `ray start` in the foreground
+            assert head.poll() is None, Path(log.name).read_text()
+            assert time.monotonic() < deadline, Path(log.name).read_text()
+            try:
+                socket.create_connection(("127.0.0.1", gcs), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.5)
+        yield f"127.0.0.1:{gcs}"
     finally:
-        subprocess.run([str(ray_cli), "stop", "--force"], capture_output=True, env=env, timeout=180, check=False)
+        # `ray start --block` stops the processes it started on SIGTERM; anything left in its session is ours too.
+        head.terminate()
+        try:
+            head.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            pass
+        deadline = time.monotonic() + 30
+        while (left := _session_members(head.pid)) and time.monotonic() < deadline:
+            for pid in left:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL if time.monotonic() > deadline - 20 else signal.SIGTERM)
+            time.sleep(0.5)
+        if head.poll() is None:
+            head.kill()
+            head.wait()
+        log.close()
+        shutil.rmtree(temp, ignore_errors=True)
+        assert not _session_members(head.pid), "a Ray process of this test outlived its teardown"
 
 
 @pytest.mark.parametrize(

@@ -11,16 +11,12 @@ import time
 from pathlib import Path
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from conftest import ROOT, verimut
 from verimut import swap
 from verimut.manifest import build
-from verimut.oracle import CollectionDiff
-from verimut.records import TaskFacts
 from verimut.replay import replay
-from verimut.run import Action, Run
+from verimut.run import Run
 from verimut.store import Store
 
 
@@ -28,12 +24,9 @@ def rows(out: Path) -> dict[str, dict]:
     return {r["cell_id"]: r for r in map(json.loads, (out / "cells.jsonl").read_text().splitlines())}
 
 
-@pytest.fixture(scope="module")
-def banking(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("swap") / "banking"
-    result = verimut("swap", "agentdojo", "--suite", "banking", "--out", str(out), "-q")
-    assert result.returncode == 1, result.stderr  # banking has acceptances with the effect absent
-    return out
+@pytest.fixture
+def banking(banking_swap) -> Path:
+    return banking_swap  # the session's banking census (conftest.py): read it, or copy it to change it
 
 
 def test_rungs_of_real_banking_pairs(banking):
@@ -66,28 +59,6 @@ def test_rungs_of_real_slack_twins(agentdojo):
     assert cell.detail["rung"] == "0"
     assert cell.detail["rung_reason"] == "same 3 call(s); argument values differ at #1.url, #2.body, #2.recipient"
     assert cell.run == m.tasks["slack/user_task_1"].reference
-
-
-names = st.sampled_from(["read", "send", "update", "delete"])
-runs = st.lists(st.builds(Action, names, st.dictionaries(st.sampled_from("abc"), st.integers(0, 2))), max_size=3)
-writes = st.lists(st.sampled_from(["x.rows", "y.rows", "z"]), unique=True, max_size=3)
-
-
-def facts(actions: list[Action], changed: list[str]) -> TaskFacts:
-    return TaskFacts(Run(tuple(actions)), [], [], effect=[CollectionDiff(c, added=[{}]) for c in changed])
-
-
-@given(runs, writes, runs, writes)
-def test_rungs_are_symmetric_and_follow_their_definitions(a, wa, b, wb) -> None:
-    i, j = facts(a, wa), facts(b, wb)
-    r, _ = swap.rung(i, j)
-    assert r == swap.rung(j, i)[0]
-    if [x.name for x in a] == [y.name for y in b]:
-        assert r == "0"
-    elif not wa or not wb:
-        assert r == "read-only"
-    else:
-        assert r == ("1" if set(wa) == set(wb) else "2" if set(wa) & set(wb) else "3")
 
 
 def test_the_census_reports_table_1_and_every_acceptance(banking):

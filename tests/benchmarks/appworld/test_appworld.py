@@ -16,7 +16,13 @@ from typing import Any
 
 import pytest
 
-from conftest import verimut
+from conftest import ROOT, verimut
+
+if not (ROOT / ".venv-appworld" / "bin" / "python").exists():
+    pytest.skip(
+        "AppWorld's environment .venv-appworld is missing: scripts/install-appworld.sh", allow_module_level=True
+    )
+
 from verimut.adapters import appworld as adapter
 
 GENERATORS = ("venmosplit", "spotifyqueue", "venmosend", "phonetext", "noteupdate")
@@ -147,7 +153,7 @@ def test_a_worker_that_crashes_or_hangs_mid_cell_costs_that_cell_only(fault, aud
     env = {**os.environ, "VERIMUT_TEST_ARM": str(arm), "VERIMUT_TEST_FAULT": fault}
     command = [sys.executable, "-m", "verimut.cli", "audit", "appworld_faulty:create", "--task", "venmosplit_1"]
     command += ["--executor", "pool", "--workers", "1", "--timeout", "60", "--out", str(out), "-q"]
-    proc = subprocess.Popen(command, cwd=Path(__file__).parent, env=env, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(command, cwd=ROOT / "tests", env=env, stderr=subprocess.PIPE, text=True)
     ledger = out / "cells.jsonl"
     deadline = time.monotonic() + 300
     # Armed once the control and one more cell are in: a control that errs leaves its task unscorable.

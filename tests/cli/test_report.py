@@ -13,39 +13,22 @@ import shutil
 from html.parser import HTMLParser
 from pathlib import Path
 
-import msgspec
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from browser import load
 from conftest import ROOT, verimut
-from verimut.cell_view import action_diff, select, state_diff
-from verimut.records import Difference, RunRecord
-from verimut.report_html import when
-from verimut.run import Action, Run
+from verimut.cell_view import select
 from verimut.store import Store
 
 ARTIFACTS = ROOT / "tests" / "artifacts"
 
 
-@pytest.fixture(scope="module")
-def banking(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("report") / "banking"
-    result = verimut("audit", "agentdojo", "--suite", "banking", "--out", str(out), "--quiet")
-    assert result.returncode == 1, result.stderr
-    assert "report.html" in result.stdout
-    result = verimut("repair", str(out))
-    assert result.returncode == 0, result.stderr
-    return out
+@pytest.fixture
+def banking(banking_repaired) -> Path:
+    return banking_repaired  # the session's banking audit, then `verimut repair` (conftest.py)
 
 
-@pytest.fixture(scope="module")
-def banking_swap(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("report") / "banking-swap"
-    result = verimut("swap", "agentdojo", "--suite", "banking", "--out", str(out), "--quiet")
-    assert result.returncode == 1, result.stderr
-    return out
+# banking_swap: the session's banking census (conftest.py)
 
 
 @pytest.fixture(scope="module")
@@ -257,49 +240,6 @@ def test_show_and_ls_refuse_a_directory_that_is_not_an_output():
     for args in (["show", "src", "x"], ["ls", "src"]):
         result = verimut(*args)
         assert result.returncode == 2 and "is not a verimut output" in result.stderr
-
-
-# --- the pure parts ------------------------------------------------------------------------------
-
-actions = st.lists(
-    st.sampled_from([Action("a"), Action("b", {"x": 1}), Action("b", {"x": 2}), Action("c")]), max_size=6
-)
-
-
-@given(actions, actions)
-def test_an_action_diff_holds_both_runs(a, b):
-    lines = action_diff(Run(tuple(a)), Run(tuple(b)))
-    assert [x.text for x in lines if x.op in " -"] == [x.describe() for x in a]
-    assert [x.text for x in lines if x.op in " +"] == [x.describe() for x in b]
-
-
-def test_the_state_diff_shows_records_and_changed_fields():
-    [d] = state_diff(
-        msgspec.convert(
-            [
-                {
-                    "collection": "bank.transactions",
-                    "counts": "1 added, 1 changed",
-                    "added": [{"key": "9", "record": {"amount": 98.7}}],
-                    "removed": [],
-                    "changed": [{"key": "3", "fields": {"subject": ["a", "b"]}}],
-                }
-            ],
-            list[Difference],
-        )
-    )
-    assert [(x.op, x.text) for x in d.lines] == [("+", '[9] {"amount":98.7}'), ("~", '[3].subject: "a" -> "b"')]
-
-
-def test_date_and_wall_time_come_from_the_run_log():
-    runs = [
-        RunRecord("2026-01-02T03:04:05+00:00", 10.0, 5, "fault"),
-        RunRecord("2026-01-02T04:00:00+00:00", 2.5, 1, "fault"),
-    ]
-    said = when(runs)
-    assert said["date"] == "2026-01-02 03:04:05 UTC to 2026-01-02 04:00:02 UTC"
-    assert said["wall time"].startswith("12.5 s over 2 invocations")
-    assert when([])["wall time"].startswith("not recorded")
 
 
 def test_a_partial_run_says_what_is_not_scored(notes, tmp_path):

@@ -1,0 +1,52 @@
+"""The report's pure parts: action and state diffs, and the run log's date and wall time."""
+
+from __future__ import annotations
+
+import msgspec
+from hypothesis import given
+from hypothesis import strategies as st
+
+from verimut.cell_view import action_diff, state_diff
+from verimut.records import Difference, RunRecord
+from verimut.report_html import when
+from verimut.run import Action, Run
+
+actions = st.lists(
+    st.sampled_from([Action("a"), Action("b", {"x": 1}), Action("b", {"x": 2}), Action("c")]), max_size=6
+)
+
+
+@given(actions, actions)
+def test_an_action_diff_holds_both_runs(a, b):
+    lines = action_diff(Run(tuple(a)), Run(tuple(b)))
+    assert [x.text for x in lines if x.op in " -"] == [x.describe() for x in a]
+    assert [x.text for x in lines if x.op in " +"] == [x.describe() for x in b]
+
+
+def test_the_state_diff_shows_records_and_changed_fields():
+    [d] = state_diff(
+        msgspec.convert(
+            [
+                {
+                    "collection": "bank.transactions",
+                    "counts": "1 added, 1 changed",
+                    "added": [{"key": "9", "record": {"amount": 98.7}}],
+                    "removed": [],
+                    "changed": [{"key": "3", "fields": {"subject": ["a", "b"]}}],
+                }
+            ],
+            list[Difference],
+        )
+    )
+    assert [(x.op, x.text) for x in d.lines] == [("+", '[9] {"amount":98.7}'), ("~", '[3].subject: "a" -> "b"')]
+
+
+def test_date_and_wall_time_come_from_the_run_log():
+    runs = [
+        RunRecord("2026-01-02T03:04:05+00:00", 10.0, 5, "fault"),
+        RunRecord("2026-01-02T04:00:00+00:00", 2.5, 1, "fault"),
+    ]
+    said = when(runs)
+    assert said["date"] == "2026-01-02 03:04:05 UTC to 2026-01-02 04:00:02 UTC"
+    assert said["wall time"].startswith("12.5 s over 2 invocations")
+    assert when([])["wall time"].startswith("not recorded")

@@ -1,0 +1,32 @@
+"""The intent-swap census's rungs, pure: symmetric, and as defined (on real tasks: tests/cli/test_swap.py)."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from verimut import swap
+from verimut.manifest import TaskFacts
+from verimut.oracle import CollectionDiff
+from verimut.run import Action, Run
+
+names = st.sampled_from(["read", "send", "update", "delete"])
+runs = st.lists(st.builds(Action, names, st.dictionaries(st.sampled_from("abc"), st.integers(0, 2))), max_size=3)
+writes = st.lists(st.sampled_from(["x.rows", "y.rows", "z"]), unique=True, max_size=3)
+
+
+def facts(actions: list[Action], changed: list[str]) -> TaskFacts:
+    return TaskFacts(Run(tuple(actions)), [], [], effect=[CollectionDiff(c, added=[{}]) for c in changed])
+
+
+@given(runs, writes, runs, writes)
+def test_rungs_are_symmetric_and_follow_their_definitions(a, wa, b, wb) -> None:
+    i, j = facts(a, wa), facts(b, wb)
+    r, _ = swap.rung(i, j)
+    assert r == swap.rung(j, i)[0]
+    if [x.name for x in a] == [y.name for y in b]:
+        assert r == "0"
+    elif not wa or not wb:
+        assert r == "read-only"
+    else:
+        assert r == ("1" if set(wa) == set(wb) else "2" if set(wa) & set(wb) else "3")
