@@ -23,6 +23,8 @@ from verimut.replay import replay
 from verimut.run import Action, Run
 from verimut.store import Store
 
+pytest.importorskip("agentdojo", reason="AgentDojo is not installed: scripts/install.sh installs it")
+
 SUITES = ("workspace", "travel", "banking", "slack")
 
 

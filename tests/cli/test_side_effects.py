@@ -26,7 +26,7 @@ from verimut.pinned import ValueIndex
 from verimut.run import Action, Run
 
 SIDE = ["extra", "extra-ni", "omit", "extra-oos"]
-GOLDEN = Path(__file__).parent / "data" / "banking-golden.json"
+GOLDEN = Path(__file__).parents[1] / "data" / "banking-golden.json"
 
 
 def ids(m, task, families=SIDE):

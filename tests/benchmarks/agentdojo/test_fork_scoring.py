@@ -23,6 +23,8 @@ from verimut.replay import Replayer, replay, shared_prefix
 from verimut.run import Action, Run
 from verimut.scorer import Scorer
 
+pytest.importorskip("agentdojo", reason="AgentDojo is not installed: scripts/install.sh installs it")
+
 
 class Counting:
     """The adapter's benchmark, counting the resets and forks verimut asks for."""
