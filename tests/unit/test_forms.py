@@ -65,7 +65,7 @@ def test_the_form_operators_edit_the_steps_as_stated():
 
 def test_each_benchmark_is_audited_with_its_own_grammar_by_default():
     assert of_grammar("form") == ["claim-only", "omit-field", "omit-divergent", "no-submit", "extra-field"]
-    assert of_grammar("api") == ["claim-only", "omit", "partial", "wrong-value", "extra", "extra-ni"]
+    assert of_grammar("api") == ["claim-only", "omit", "partial", "wrong-value", "extra", "extra-ni", "extra-oos"]
     assert audit_mod.select_families((), "api") == of_grammar("api")
 
 
