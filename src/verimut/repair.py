@@ -115,7 +115,34 @@ def grown_lists(d: oracle.CollectionDiff) -> dict[str, int]:
     return {f: n for f in sorted(fields) if (n := items_added(d, f))}
 
 
-Check = AddedExactly | ItemsAddedExactly | Unchanged
+class ChangesWithin(msgspec.Struct, frozen=True):
+    """In `collection`, the run changes only the records (by key) and fields the reference run changes.
+
+    For a collection the task itself changes, so `Unchanged` cannot apply: an out-of-scope write
+    that updates another record there (another scheduled payment), or another field of the same
+    record (the password beside the address), is what it rejects.
+    """
+
+    collection: str
+    keys: list[str]
+    fields: list[str]
+
+    def fails(self, diffs: Mapping[str, oracle.CollectionDiff]) -> str | None:
+        d = diffs.get(self.collection)
+        if d is None:
+            return None
+        keys = sorted({c.key for c in d.changed} - set(self.keys))
+        fields = sorted({f for c in d.changed for f in c.fields} - set(self.fields))
+        if not keys and not fields:
+            return None
+        what = [f"records {keys}" if keys else "", f"fields {fields}" if fields else ""]
+        return f"{self.collection}: also changed {' and '.join(w for w in what if w)}, which the task does not change"
+
+    def __str__(self) -> str:
+        return f"ChangesWithin({self.collection!r}, {self.keys!r}, {self.fields!r})"
+
+
+Check = AddedExactly | ItemsAddedExactly | Unchanged | ChangesWithin
 
 
 def failures(checks: Sequence[Check], start: Any, end: Any, ignore: Sequence[str]) -> list[str]:
@@ -174,11 +201,24 @@ def _candidates(m: Manifest, task: str, rows: Sequence[CellResult], ends: Mappin
         # changes, even when a count already rejects it (the count says how many, not where).
         if row.family != OUT_OF_SCOPE and failures(checks, start, end, m.ignore):
             continue
-        checks += [
-            Unchanged(d.collection)
-            for d in oracle.compare(start, end, m.ignore)
-            if d.collection not in touched and Unchanged(d.collection) not in checks
-        ]
+        differs = {d.collection for d in row.evidence.differs_from_reference or []}
+        for d in oracle.compare(start, end, m.ignore):
+            if d.collection in touched and d.collection not in differs:
+                continue  # the task's own change, as the reference makes it
+            if d.collection not in touched:
+                new: Check = Unchanged(d.collection)
+            elif row.family != OUT_OF_SCOPE:
+                continue  # a duplicate inside the task's own collections: the counts' business
+            elif d.added and not any(isinstance(c, AddedExactly) and c.collection == d.collection for c in checks):
+                new = AddedExactly(d.collection, 0)  # the reference only updates there; the run also adds
+            elif d.changed:
+                ref = next(e for e in effect if e.collection == d.collection)
+                keys = sorted({c.key for c in ref.changed})
+                new = ChangesWithin(d.collection, keys, sorted({f for c in ref.changed for f in c.fields}))
+            else:
+                continue
+            if new not in checks:
+                checks.append(new)
     return checks
 
 
@@ -222,6 +262,12 @@ def synthesize(
                 fix.unrepaired[row.cell_id] = (
                     f"the checks that would reject it also reject a correct run, so were dropped: {', '.join(dropped)}"
                 )
+            elif row.family == OUT_OF_SCOPE:
+                where = ", ".join(d.collection for d in row.evidence.differs_from_reference or [])
+                fix.unrepaired[row.cell_id] = (
+                    f"the appended write changes only records and fields the task's own run changes ({where}): "
+                    "no frame check separates it from a correct run"
+                )
             else:
                 where = ", ".join(d.collection for d in row.evidence.differs_from_reference or [])
                 fix.unrepaired[row.cell_id] = (
@@ -249,7 +295,7 @@ def module_source(m: Manifest, repairs: Sequence[TaskRepair]) -> str:
         '"""',
         "",
         "from verimut import repair",
-        "from verimut.repair import AddedExactly, ItemsAddedExactly, Unchanged",
+        "from verimut.repair import AddedExactly, ChangesWithin, ItemsAddedExactly, Unchanged",
         "",
         "# Left out of every comparison: telemetry (reads, not effects) and fields that differ",
         "# between two replays of the same run (clock stamps, generated ids).",

@@ -28,21 +28,32 @@ def test_the_repair_rejects_the_duplicates_and_no_correct_run(repaired):
     assert r["false_accepts"] == len(fas) and set(r["now_rejected"]) | set(r["still_accepted"]) == fas
     duplicates = {c for c in fas if c.endswith((":extra", ":extra-ni"))}
     assert duplicates and duplicates <= set(r["now_rejected"])
-    assert r["controls"] == r["controls_still_passing"] == 16
+    assert r["controls"] == r["controls_still_passing"] == sum(x["family"] == "control" for x in ledger) == 25
     assert r["harmless"] == r["harmless_still_passing"] == sum(x["outcome"] == "harmless" for x in ledger)
     assert r["new_false_rejects"] == [] and r["regrade_mismatches"] == []
     # a changed value of a record the reference writes is not a frame-condition gap: left alone, and said so
     unrepaired = {cid: why for t in r["tasks"] for cid, why in t["unrepaired"].items()}
     assert set(unrepaired) == set(r["still_accepted"])
     assert all("postcondition gap" in why for why in unrepaired.values())
-    # one count assertion per collection the reference adds to
+    # one count assertion per collection the reference adds to, and the collections an out-of-scope write
+    # changed that the reference leaves alone kept unchanged
     by_task = {t["task"]: t["checks"] for t in r["tasks"]}
-    assert by_task["banking/user_task_0"] == [{"collection": "bank_account.transactions", "count": 1}]
+    assert by_task["banking/user_task_0"] == [
+        {"collection": "bank_account.transactions", "count": 1},
+        {"collection": "bank_account.scheduled_transactions"},
+        {"collection": "user_account"},
+    ]
+    oos = {c for c in fas if ":extra-oos:" in c}
+    assert oos and oos <= set(r["now_rejected"])
 
 
 def test_the_written_module_wraps_the_original_verifier(repaired, agentdojo):
     module = repair.load_module(repaired / "repair" / repair.MODULE)
-    assert [str(c) for c in module.CHECKS["banking/user_task_0"]] == ["AddedExactly('bank_account.transactions', 1)"]
+    assert [str(c) for c in module.CHECKS["banking/user_task_0"]] == [
+        "AddedExactly('bank_account.transactions', 1)",
+        "Unchanged('bank_account.scheduled_transactions')",
+        "Unchanged('user_account')",
+    ]
     m = Store(repaired).read_manifest()
     cells = {c.cell_id: c for c in m.cells}
     for cid, passes in [("banking/user_task_0:control", True), ("banking/user_task_0:extra", False)]:
@@ -81,7 +92,9 @@ def test_repair_of_a_plugin_benchmark_and_bad_input(tmp_path, banking_swap):
     assert result.returncode == 0, result.stderr
     r = json.loads((out / "repair" / "summary.json").read_text())
     duplicates = {f"todo/{t}:{f}" for t in ("add_milk", "add_call") for f in ("extra", "extra-ni")}
-    assert set(r["now_rejected"]) == duplicates and r["still_accepted"] == []
+    # each task's run with the other task's item appended: an unrequested item on the list
+    appended = {f"todo/{t}:extra-oos:add_item@items" for t in ("add_milk", "add_call")}
+    assert set(r["now_rejected"]) == duplicates | appended and r["still_accepted"] == []
     assert r["new_false_rejects"] == []
     swap_out = tmp_path / "swap"
     shutil.copytree(banking_swap, swap_out)  # the session's `verimut swap agentdojo --suite banking`

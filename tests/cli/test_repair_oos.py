@@ -14,9 +14,8 @@ from typing import Any
 import msgspec
 import pytest
 
-from verimut import audit, faults, repair
+from verimut import audit, repair
 from verimut.benchmark import Verdict, resolve
-from verimut.faults import FAMILIES, GRAMMARS, Edit, FaultContext, Refusal
 from verimut.records import Outcome
 from verimut.run import Action, Run, Step
 from verimut.store import Store
@@ -94,41 +93,13 @@ class Desk:
         return Verdict(episode["settings"]["theme"] == "dark", "theme")
 
 
-def extra_oos(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
-    """Test-only stand-in for the grammar's `extra-oos`: append each other task's write to a collection this run leaves alone."""
-    own = {c for a in run.actions for c in WRITES.get(a.name, [])}
-    edits = []
-    for task, reference in REFERENCES.items():
-        for a in reference.actions:
-            touches = sorted(WRITES.get(a.name, []))
-            if not set(touches) - own:
-                continue
-            collection = touches[0]
-            detail = {"source_task": task, "tool": a.name, "collection": collection, "touches": touches}
-            appended = run.replace_actions([*run.actions, a])
-            edits.append(Edit(f"{a.name}@{collection}", appended, f"appended {task}'s {a.name}", detail))
-    return edits or Refusal("no out-of-scope write")
-
-
 @pytest.fixture(scope="module")
 def audited(tmp_path_factory) -> tuple[Path, repair.Report]:
-    if "extra-oos" in FAMILIES:  # the grammar's own family, once merged: use it
-        families = ["extra", "extra-oos"]
-        registered = False
-    else:
-        faults.family("extra-oos")(extra_oos)
-        families, registered = ["extra", "extra-oos"], True
-    try:
-        out = tmp_path_factory.mktemp("desk")
-        bench = resolve(Desk())
-        audit.audit(bench, out, families=families, quiet=True)
-        store = Store(out)
-        report = repair.run(bench, store.read_manifest(), store.rows(), store)
-    finally:
-        if registered:
-            FAMILIES.pop("extra-oos")
-            GRAMMARS.pop("extra-oos", None)
-    return out, report
+    out = tmp_path_factory.mktemp("desk")
+    bench = resolve(Desk())
+    audit.audit(bench, out, families=["extra", "extra-oos"], quiet=True)
+    store = Store(out)
+    return out, repair.run(bench, store.read_manifest(), store.rows(), store)
 
 
 def test_an_out_of_scope_false_accept_gets_unchanged_and_the_regrade_rejects_it(audited):
@@ -136,7 +107,9 @@ def test_an_out_of_scope_false_accept_gets_unchanged_and_the_regrade_rejects_it(
     rows = Store(out).rows()
     oos = {cid for cid, row in rows.items() if row.family == "extra-oos"}
     fas = {cid for cid in oos if rows[cid].outcome is Outcome.FALSE_ACCEPT}
-    assert fas == oos and len(fas) == 10  # each verifier checks only its own record: every appended write passes
+    # Each verifier checks only its own record: every appended write passes. Three per task: each other
+    # task's write (import_card's touches contacts and notes; its variant is named for contacts).
+    assert fas == oos and len(fas) == 12
     checks = {t.task: sorted(str(c) for c in t.checks) for t in r.tasks}
     assert checks == {
         "desk/add_note": ["AddedExactly('notes', 1)", "Unchanged('contacts')", "Unchanged('settings')"],

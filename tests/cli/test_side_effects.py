@@ -26,7 +26,8 @@ from verimut.pinned import ValueIndex
 from verimut.run import Action, Run
 
 SIDE = ["extra", "extra-ni", "omit", "extra-oos"]
-GOLDEN = Path(__file__).parents[1] / "data" / "banking-golden.json"
+# The banking ledger as verimut 0.2.0 recorded it, before the side-effect families: every row must stay.
+BEFORE = Path(__file__).parents[1] / "data" / "banking-ledger-0.2.0.json"
 
 
 def ids(m, task, families=SIDE):
@@ -308,8 +309,8 @@ def test_every_position_edit_inserts_one_duplicate_or_drops_one_write_at_the_nam
 
 
 def test_banking_keeps_every_existing_cell_exactly_and_adds_only_new_ones(agentdojo, tmp_path):
-    stored = json.loads(GOLDEN.read_text())
-    tasks = sorted(stored["manifest"]["tasks"])
+    stored = json.loads(BEFORE.read_text())
+    tasks = sorted({r["task"] for r in stored["ledger"]})
     audit(agentdojo, tmp_path, tasks=tasks, executor=InProcess(), quiet=True)
     now = {}
     for line in (tmp_path / "cells.jsonl").read_text().splitlines():

@@ -28,3 +28,18 @@ def test_a_removed_item_does_not_offset_an_added_one():
     [diff] = repair.oracle.compare(start, end, [])
     assert repair.items_added(diff, "queue") == 1
     assert repair.grown_lists(diff) == {"queue": 1}
+
+
+def test_changes_within_rejects_another_record_or_field_of_the_tasks_own_collection():
+    from verimut.oracle import Change, CollectionDiff
+    from verimut.repair import ChangesWithin
+
+    check = ChangesWithin("bank.scheduled", ["3"], ["amount"])
+    same = {"bank.scheduled": CollectionDiff("bank.scheduled", changed=[Change("3", {"amount": (1, 2)})])}
+    other_key = {"bank.scheduled": CollectionDiff("bank.scheduled", changed=[Change("7", {"amount": (1, 2)})])}
+    other_field = {"bank.scheduled": CollectionDiff("bank.scheduled", changed=[Change("3", {"recipient": ("a", "b")})])}
+    assert check.fails(same) is None and check.fails({}) is None
+    assert check.fails(other_key) == "bank.scheduled: also changed records ['7'], which the task does not change"
+    assert (
+        check.fails(other_field) == "bank.scheduled: also changed fields ['recipient'], which the task does not change"
+    )
