@@ -67,18 +67,16 @@ def adapter(request, monkeypatch) -> Any:
         pytest.skip(why)
     if name == "appworld" and not (ROOT / ".venv-appworld" / "bin" / "python").exists():
         pytest.skip(why)
-    if name == "workarena":
-        from verimut.adapters.workarena import STAND_IN_ENV
-
-        monkeypatch.setenv(STAND_IN_ENV, "1")  # the offline stand-in: no ServiceNow instance here
+    # WorkArena against the offline stand-in: no ServiceNow instance here.
+    options = {"stand_in": True} if name == "workarena" else None
     monkeypatch.chdir(ROOT)  # `tests.*` and `examples.*` resolve from the repository, as on the command line
-    bench = adapters.load(name)
+    bench = adapters.load(name, None, options)
     yield bench
     # Not part of the interface: release the browsers and worker processes the adapter holds, so that none
     # outlives this test (tests/executors/test_remote.py counts the remote workers left running).
     for release in ("close_all", "_kill"):
-        if callable(getattr(bench, release, None)):
-            getattr(bench, release)()
+        if callable(getattr(bench.bench, release, None)):
+            getattr(bench.bench, release)()
 
 
 def test_the_adapter_keeps_the_interface(adapter, request):
