@@ -57,7 +57,8 @@ from verimut import adapters
 from verimut import audit as audit_mod
 from verimut import summary as summary_mod
 from verimut.executor import InProcess
-from verimut.manifest import Manifest
+from verimut.records import Manifest
+from verimut.store import Store
 
 SUITES = ("workspace", "travel", "banking", "slack")
 DEFAULT_JSON = Path(__file__).resolve().parent / "out" / "latest.json"
@@ -104,11 +105,11 @@ def measure_phased(bench: Any, suites: Sequence[str]) -> tuple[dict[str, Any], M
     with tempfile.TemporaryDirectory(prefix="verimut-bench-phased-") as tmp:
         out = Path(tmp)
         t0 = time.perf_counter()
-        m = audit_mod.prepare(bench, out, chosen, families, lambda _: None)
+        m = audit_mod.prepare(bench, Store(out), chosen, families, lambda _: None)
         t1 = time.perf_counter()
-        rows = audit_mod.score_all(bench, m, out, InProcess())
+        rows = audit_mod.score_all(bench, m, Store(out), InProcess())
         t2 = time.perf_counter()
-        s = summary_mod.write(m, rows, out)
+        s = summary_mod.write(m, rows, Store(out))
         t3 = time.perf_counter()
     return (
         {

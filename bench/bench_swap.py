@@ -96,8 +96,8 @@ from verimut import audit as audit_mod
 from verimut import manifest as manifest_mod
 from verimut import replay as replay_mod
 from verimut.executor import InProcess
-from verimut.ledger import LEDGER
-from verimut.manifest import Cell, Manifest
+from verimut.records import Cell, Manifest
+from verimut.store import Store
 
 HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
@@ -138,7 +138,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def read_ledger(out: Path) -> dict[str, dict[str, Any]]:
     """cells.jsonl as plain rows by cell_id, without the `seconds` field (timing, not outcome)."""
     rows: dict[str, dict[str, Any]] = {}
-    for line in (out / LEDGER).read_bytes().splitlines():
+    for line in Store(out).ledger_path.read_bytes().splitlines():
         if line.strip():
             row = msgspec.json.decode(line)
             row.pop("seconds", None)
@@ -181,9 +181,9 @@ def measure_swap(bench: Any, tasks: Sequence[str]) -> tuple[dict[str, Any], dict
     with tempfile.TemporaryDirectory(prefix="verimut-bench-swap-") as tmp:
         out = Path(tmp)
         t0 = perf()
-        m = audit_mod.prepare(bench, out, tasks, (), lambda _: None, "swap")
+        m = audit_mod.prepare(bench, Store(out), tasks, (), lambda _: None, "swap")
         t1 = perf()
-        rows = audit_mod.score_all(bench, m, out, InProcess())
+        rows = audit_mod.score_all(bench, m, Store(out), InProcess())
         t2 = perf()
         ledger = read_ledger(out)
     fig = {
@@ -252,10 +252,10 @@ def measure_verify_only(bench: Any, cells: Sequence[Cell]) -> tuple[dict[str, An
 def measure_fault(bench: Any, m: Manifest, reuse: bool) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     with tempfile.TemporaryDirectory(prefix=f"verimut-bench-fault-{'on' if reuse else 'off'}-") as tmp:
         out = Path(tmp)
-        manifest_mod.write(m, out)  # outside the timer: as `prepare` leaves the directory
+        Store(out).write_manifest(m)  # outside the timer: as `prepare` leaves the directory
         with nullcontext([]) if reuse else no_prefix_reuse() as built:
             began = time.perf_counter()
-            rows = audit_mod.score_all(bench, m, out, InProcess())
+            rows = audit_mod.score_all(bench, m, Store(out), InProcess())
             total = time.perf_counter() - began
         if not reuse:
             assert len(built) == 1 and not built[0].forks, "the reuse-off wrapper did not take"
@@ -331,8 +331,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     fault_built = manifest_mod.build(bench, tasks, families)
     fault_manifest_once_s = perf() - t0
     with tempfile.TemporaryDirectory(prefix="verimut-bench-fault-manifest-") as tmp:
-        manifest_mod.write(fault_built, Path(tmp))
-        fault_m = manifest_mod.read(Path(tmp))  # work from what was written, as `prepare` does
+        Store(Path(tmp)).write_manifest(fault_built)
+        fault_m = Store(Path(tmp)).read_manifest()  # work from what was written, as `prepare` does
     swap_cells = [c for c in swap_m.cells if c.run is not None]
     fault_with_run = sum(1 for c in fault_m.cells if c.run is not None)
 
