@@ -28,6 +28,10 @@ class Candidate(msgspec.Struct, frozen=True):
     action: Action
 
 
+# Candidates tried per tool and task before the tool is given up (when none of them is kept).
+TRIES_PER_TOOL = 3
+
+
 def suite_of(task: str) -> str:
     """A task's suite: its id's prefix before "/" (the whole benchmark when ids have none)."""
     return task.split("/", 1)[0] if "/" in task else ""
@@ -115,14 +119,18 @@ def trial(
 
     Returns the kept ones and how many were executed. A candidate whose call raises, or that
     changes nothing, is dropped. With an adapter that forks, the reference run is replayed once and
-    every candidate runs on a fork of its end. Without `fork` each try costs a full replay, so once
-    one of a tool's candidates is kept its later ones are not tried: that loses the variants where
-    the same tool writes another collection with other arguments (on AgentDojo, where this was
-    measured, only Slack's per-user inboxes and channels: docs/side-effects.md).
+    every candidate runs on a fork of its end; without `fork`, each try is a full replay.
+
+    The search is bounded per tool, so its cost grows with the suite's tools, not its tasks: a
+    tool's candidates are tried in order until one is kept, at most `TRIES_PER_TOOL` of them. A
+    try costs a fork and two snapshots (on tau2-bench about 0.45 s: its fork rebuilds the
+    environment), and a suite offers every task each other task's writes. What the bound loses:
+    the variants where the same tool, with other arguments, writes another collection (on
+    AgentDojo, only Slack's per-user inboxes and channels: docs/side-effects.md).
     """
     kept: list[OutOfScope] = []
     executed = 0
-    once_per_tool = bench.fork is None
+    tries: dict[str, int] = {}
     base = None
     if bench.fork is not None:
         first = replay(bench, task, run)
@@ -130,8 +138,10 @@ def trial(
             return kept, executed
         base = first.episode
     for c in tried:
-        if once_per_tool and any(k.action.name == c.action.name for k in kept):
+        tool = c.action.name
+        if tries.get(tool, 0) >= TRIES_PER_TOOL or any(k.action.name == tool for k in kept):
             continue
+        tries[tool] = tries.get(tool, 0) + 1
         executed += 1
         if bench.fork is not None:
             episode = bench.fork(base)

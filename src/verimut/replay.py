@@ -105,6 +105,10 @@ class Replayer:
                 self._tasks.popitem(last=False)
         return self._tasks[task]
 
+    def forget(self) -> None:
+        """Drop every kept episode: after the benchmark's process died, they live in a dead worker."""
+        self._tasks.clear()
+
     def reference_end(self, task: str) -> Any:
         """The end state of the task's reference run (replayed once per task while kept)."""
         return self._checkpoint(task).end

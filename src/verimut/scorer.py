@@ -66,6 +66,7 @@ class Scorer:
         try:
             row = self._score(cell)
         except BenchmarkCrash as e:  # the benchmark's own process failed: this cell's error, not the audit's
+            self.replayer.forget()  # its kept episodes died with it; the next cell replays afresh
             row = self.failed(cell, str(e))
         return msgspec.structs.replace(row, seconds=round(time.perf_counter() - began, 6))
 

@@ -253,11 +253,14 @@ def test_a_verifier_of_its_own_record_only_has_coverage_zero(own):
     assert {t: v["coverage"] for t, v in fc["verifiers"].items()} == dict.fromkeys(
         ["notes/add_$5_idea", "todo/add_milk", "todo/tag_home"], 0.0
     )
-    assert all(v["side_effects"] == 2 for v in fc["verifiers"].values())  # extra and extra-ni
+    # extra and extra-ni (the same duplicate), and one extra-oos per other task's write in the suite
+    assert all(v["side_effects"] >= 2 for v in fc["verifiers"].values())
+    assert all(v["rejected"] == 0 for v in fc["verifiers"].values())
+    # The duplicates touch each task's own collection; the two to-do tasks' appended writes, each other's.
     assert fc["matrix"] == {
         "notes/add_$5_idea": {"notes": 0.0},
-        "todo/add_milk": {"items": 0.0},
-        "todo/tag_home": {"tags": 0.0},
+        "todo/add_milk": {"items": 0.0, "tags": 0.0},
+        "todo/tag_home": {"items": 0.0, "tags": 0.0},
     }
     assert {k: g["median"] for k, g in fc["suites"].items()} == {"notes": 0.0, "todo": 0.0}
     # The terminal: the suite medians, and the verifiers below 1.0.

@@ -223,10 +223,14 @@ def test_a_plugged_in_benchmark_gets_junit_and_sarif_too(tmp_path):
     )  # fmt: skip
     assert r.returncode == 1, r.stderr  # both to-do tasks: extra passes
     xml = JUnitXml.fromfile(str(tmp_path / "j.xml"))
-    assert xml.failures == 4  # extra and extra-ni, on both tasks
+    assert xml.failures == 6  # extra, extra-ni and extra-oos (the other task's item appended), on both tasks
     log = json.loads((tmp_path / "s.sarif").read_text())
     assert not list(Draft4Validator(load_schema()).iter_errors(log))
-    assert {x["ruleId"] for x in log["runs"][0]["results"]} == {"false-accept/extra", "false-accept/extra-ni"}
+    assert {x["ruleId"] for x in log["runs"][0]["results"]} == {
+        "false-accept/extra",
+        "false-accept/extra-ni",
+        "false-accept/extra-oos",
+    }
 
 
 def test_repair_takes_a_gate_over_its_regrade(audit_dir):

@@ -24,6 +24,8 @@ def test_the_readme_plugin_command_finds_the_duplicate(tmp_path):
         "todo/add_milk:extra-ni",
         "todo/add_call:extra",
         "todo/add_call:extra-ni",
+        "todo/add_milk:extra-oos:add_item@items",
+        "todo/add_call:extra-oos:add_item@items",
     }
     assert summary["counts"]["omit"] == {"rejected": 2}
 

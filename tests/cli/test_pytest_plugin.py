@@ -60,7 +60,10 @@ def todo(tmp_path_factory) -> Audit:
     return run_audit(_todo(), tmp_path_factory.mktemp("todo"))
 
 
-FOUND = ["todo/add_milk:extra", "todo/add_milk:extra-ni", "todo/add_call:extra", "todo/add_call:extra-ni"]
+DUPLICATES = ["todo/add_milk:extra", "todo/add_milk:extra-ni", "todo/add_call:extra", "todo/add_call:extra-ni"]
+# Each task's run with the other task's item appended: an item nobody asked for, on the list.
+APPENDED = ["todo/add_milk:extra-oos:add_item@items", "todo/add_call:extra-oos:add_item@items"]
+FOUND = [*DUPLICATES[:2], APPENDED[0], *DUPLICATES[2:], APPENDED[1]]
 
 
 def test_a_false_accept_fails_the_test_with_its_evidence(todo):
@@ -68,20 +71,22 @@ def test_a_false_accept_fails_the_test_with_its_evidence(todo):
     with pytest.raises(pytest.fail.Exception) as e:
         todo.assert_no_false_accepts()
     message = str(e.value)
-    assert message.startswith("verimut: 'false_accept>0' holds for todo 1: false_accept>0 (false_accept = 4)")
-    for cid in FOUND:
+    assert message.startswith("verimut: 'false_accept>0' holds for todo 1: false_accept>0 (false_accept = 6)")
+    for cid in DUPLICATES:
         assert re.search(
             rf"\n{cid}: confirmed false accept: repeated the last (non-idempotent )?write, #1 add_item", message
         )
-    assert message.count("    items: 1 added") == 4
-    assert message.count('added: "buy milk"') == message.count('added: "call mum"') == 2  # the duplicates, shown
+    for cid, other in zip(APPENDED, ("call mum", "buy milk")):
+        assert f"\n{cid}: confirmed false accept: appended todo/" in message and f"add_item(text='{other}')" in message
+    assert message.count("    items: 1 added") == 6
+    assert message.count('added: "buy milk"') == message.count('added: "call mum"') == 3  # duplicates and appended
     assert "A zero means none found, not none exists." in message
 
 
 def test_allowed_false_accepts_and_gates(todo):
     todo.assert_no_false_accepts(allow=FOUND)
     with pytest.raises(pytest.fail.Exception, match=r"\(2 allowed cell\(s\) left out\)"):
-        todo.assert_no_false_accepts(allow=FOUND[:2])
+        todo.assert_no_false_accepts(allow=DUPLICATES[:2])
     todo.check("omit.false_accept>0 or error>0")
     with pytest.raises(pytest.fail.Exception, match=r"omit\.rejected>1 \(omit\.rejected = 2\)"):
         todo.check("omit.rejected>1")

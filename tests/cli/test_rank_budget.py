@@ -66,8 +66,8 @@ def test_budget_from_a_real_audit(banking):
     b = rank.budget_from_audit(banking)
     assert (b.alpha_k, b.alpha_n, b.beta_k, b.beta_n) == recount(banking)
     assert b.alpha == b.alpha_k / b.alpha_n > 0  # banking has confirmed false accepts
-    assert b.beta_n == 16 and b.beta == 0  # every banking control passes
-    assert b.alpha_n < 16  # read-only tasks refuse every edit, so they are not eligible
+    assert b.beta_n == 25 and b.beta == 0  # every banking control passes: 16 user tasks, 9 injection tasks
+    assert b.alpha_n == 25  # extra-oos gives even a read-only task an edit, so every task is eligible
     assert b.source == str(banking)
 
 

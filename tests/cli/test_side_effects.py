@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import msgspec
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -102,7 +101,7 @@ def test_extra_oos_keeps_one_variant_per_tool_and_collection_outside_the_tasks_e
         "tool": "add_contact",
         "collection": "contacts",
         "touches": ["contacts"],
-        "tried": 7,
+        "tried": 4,
     }
     assert cell.note == (
         "appended frame/contact's #0 add_contact(name='bob', phone='555-0101'): changes contacts (1 added)"
@@ -120,32 +119,31 @@ def test_the_trial_drops_calls_that_raise_change_nothing_or_stay_inside_the_effe
     # A task's own write is the `extra` family's, never an out-of-scope candidate.
     own = [c for c in frame.cells if c.family == "extra-oos" and c.detail["source_task"] == c.task]
     assert own == []
-    # How many candidates each task tried (every distinct write of the suite but its own): the cost.
+    # How many candidates each task tried (the suite's writes but its own, each tool's until one is kept): the cost.
     tried = {t: f.out_of_scope_tried for t, f in frame.tasks.items()}
     assert tried == {
-        "frame/todo": 7,
-        "frame/contact": 7,
-        "frame/theme": 7,
-        "frame/three": 5,
-        "frame/call_bob": 7,
-        "frame/keep_light": 7,
-        "frame/count": 8,
+        "frame/todo": 4,
+        "frame/contact": 3,
+        "frame/theme": 4,
+        "frame/three": 4,
+        "frame/call_bob": 3,
+        "frame/keep_light": 4,
+        "frame/count": 4,
     }
 
 
-def test_without_fork_the_trial_replays_tries_each_tool_until_one_is_kept_and_finds_the_same_cells(frame):
+def test_without_fork_the_trial_replays_and_finds_the_same_cells(frame):
     bench = FrameBenchNoFork()
     resolved = adapters.resolve(bench)
     assert resolved.fork is None
     m = build(resolved, bench.tasks(), SIDE)
-
-    def untried(cells):
-        return [msgspec.structs.replace(c, detail={k: v for k, v in c.detail.items() if k != "tried"}) for c in cells]
-
-    assert untried(m.cells) == untried(frame.cells)
+    assert m.cells == frame.cells  # each try a full replay here, the same candidates tried
+    assert {t: f.out_of_scope_tried for t, f in m.tasks.items()} == {
+        t: f.out_of_scope_tried for t, f in frame.tasks.items()
+    }
     # frame/todo: add_todo(call mum), set_setting(lang, fr) and set_setting(theme, light) are
-    # skipped once add_todo and set_setting have a kept candidate (each try here is a full replay).
-    assert m.tasks["frame/todo"].out_of_scope_tried == 4 < frame.tasks["frame/todo"].out_of_scope_tried
+    # skipped once add_todo and set_setting have a kept candidate.
+    assert m.tasks["frame/todo"].out_of_scope_tried == 4
 
 
 def test_the_library_comes_from_the_whole_suite_whatever_tasks_are_audited(frame):

@@ -62,7 +62,7 @@ def last_write(bench: Adapter, run: Run) -> Action | None:
 @pytest.fixture(scope="module")
 def banking(agentdojo) -> Manifest:
     """Banking's `extra` cells, plus per task the reference run and another task's last write appended."""
-    tasks = [t for t in agentdojo.tasks() if t.startswith("banking/")]
+    tasks = [t for t in agentdojo.tasks() if t.startswith("banking/user_task_")]
     m = manifest_mod.build(agentdojo, tasks, ["extra"])
     cells = list(m.cells)
     for i, task in enumerate(tasks):
@@ -147,7 +147,7 @@ def test_any_extension_forks_to_the_end_a_fresh_replay_reaches(agentdojo, bankin
 
 def test_prefix_forks_replay_every_cell_as_a_fresh_replay_does(agentdojo):
     """The measured-and-off generalization (`prefixes=True`) is still exact, for every cell of banking."""
-    tasks = [t for t in agentdojo.tasks() if t.startswith("banking/")]
+    tasks = [t for t in agentdojo.tasks() if t.startswith("banking/user_task_")]
     m = manifest_mod.build(agentdojo, tasks, ["omit", "wrong-value", "extra", "claim-only", "partial"])
     replayer = Replayer(agentdojo, {t: f.reference for t, f in m.tasks.items()}, keep=1, prefixes=True)
     from_prefix = 0
