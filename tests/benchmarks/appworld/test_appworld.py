@@ -78,9 +78,13 @@ def test_each_generator_gets_the_outcome_its_tests_imply(audit):
             "the idempotence census marks no write of the reference run non-idempotent"
         )
         assert r[f"noteupdate_{n}:extra"]["evidence"]["differs_from_reference"] == []
-    # the only false accepts are the blind generators' duplicates
+    # the duplicates that pass are the blind generators' (at the last write, and at every earlier one)
     fas = {c for c, x in r.items() if x["outcome"] == "false_accept"}
-    assert fas == {f"{g}_{n}:{f}" for g in BLIND for n in (1, 2, 3) for f in ("extra", "extra-ni")}
+    duplicates = {c for c in fas if c.split(":")[1] in ("extra", "extra-ni")}
+    assert {c.split("_")[0] for c in duplicates} == set(BLIND)
+    assert {f"{g}_{n}:{f}" for g in BLIND for n in (1, 2, 3) for f in ("extra", "extra-ni")} <= duplicates
+    # the rest are writes the task never asked for (another task's), passed by verifiers that count only their own
+    assert fas - duplicates and all(":extra-oos:" in c for c in fas - duplicates)
     # dropping writes never passes
     assert all(r[f"{t}:{f}"]["outcome"] == "rejected" for t in TASKS for f in ("claim-only", "omit"))
     summary = json.loads((audit / "summary.json").read_text())
@@ -110,7 +114,7 @@ def test_wrong_value_moves_a_receiver_to_another_person_of_the_world(audit):
 
 def test_the_repair_rejects_every_duplicate_and_no_correct_run(repaired):
     blind = {f"{g}_{n}:{f}" for g in BLIND for n in (1, 2, 3) for f in ("extra", "extra-ni")}
-    assert set(repaired["now_rejected"]) == blind and repaired["still_accepted"] == []
+    assert blind <= set(repaired["now_rejected"]) and repaired["still_accepted"] == []
     assert repaired["controls"] == repaired["controls_still_passing"] == 15
     assert repaired["harmless"] == repaired["harmless_still_passing"] == 3
     assert repaired["new_false_rejects"] == [] and repaired["regrade_mismatches"] == []
