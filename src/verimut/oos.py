@@ -121,12 +121,12 @@ def trial(
     changes nothing, is dropped. With an adapter that forks, the reference run is replayed once and
     every candidate runs on a fork of its end; without `fork`, each try is a full replay.
 
-    The search is bounded per tool, so its cost grows with the suite's tools, not its tasks: a
-    tool's candidates are tried in order until one is kept, at most `TRIES_PER_TOOL` of them. A
-    try costs a fork and two snapshots (on tau2-bench about 0.45 s: its fork rebuilds the
-    environment), and a suite offers every task each other task's writes. What the bound loses:
-    the variants where the same tool, with other arguments, writes another collection (on
-    AgentDojo, only Slack's per-user inboxes and channels: docs/side-effects.md).
+    The search is bounded per tool, so a task's tries grow with the suite's tools, not its tasks:
+    a tool's candidates are tried in order until one is kept, at most `TRIES_PER_TOOL` of them. A
+    try costs a fork, a call, a snapshot and a diff (on tau2-bench about 0.45 s, 0.34 s of it the
+    fork, which rebuilds the environment). What the bound loses: the variants where the same tool,
+    with other arguments, writes another collection (on AgentDojo, Slack's per-user inboxes and
+    channels: docs/side-effects.md).
     """
     kept: list[OutOfScope] = []
     executed = 0

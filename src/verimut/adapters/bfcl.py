@@ -308,7 +308,12 @@ def _instance_state(instance: Any) -> dict[str, Any]:
 # -- the adapter ---------------------------------------------------------------------------------
 class BFCL:
     name = "bfcl"
-    telemetry: Sequence[str] = ("*.TravelAPI._private._flight_cost_lookup",)
+    # A price cache that reads fill: telemetry. The snapshot may flatten it into one collection per
+    # flight (`..._flight_cost_lookup.JFK|LAX|first|2026-10-15`), hence the second pattern.
+    telemetry: Sequence[str] = (
+        "*.TravelAPI._private._flight_cost_lookup",
+        "*.TravelAPI._private._flight_cost_lookup.*",
+    )
 
     def __init__(self, version: str | None = None) -> None:
         self.version = require("bfcl-eval", "bfcl-eval", "install-bfcl.sh")
