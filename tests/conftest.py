@@ -124,3 +124,24 @@ FIRST = ("tests/benchmarks/workarena/", "tests/benchmarks/appworld/", "tests/exe
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if os.environ.get("PYTEST_XDIST_WORKER"):  # xdist schedules what its workers collected, in their order
         items.sort(key=lambda item: next((i for i, p in enumerate(FIRST) if item.nodeid.startswith(p)), len(FIRST)))
+
+
+# Four systems on two splits: the leaderboard of tests/unit/test_rank.py (its comment works the
+# intervals out by hand) and tests/cli/test_rank_budget.py.
+SCORES = """system,split,score,notes
+A,test_normal,0.90,best
+B,test_normal,0.70,
+C,test_normal,0.45,
+D,test_normal,0.20,
+A,test_challenge,0.50,
+B,test_challenge,0.40,
+C,test_challenge,0.30,
+D,test_challenge,0.10,
+"""
+
+
+@pytest.fixture
+def scores(tmp_path: Path) -> Path:
+    path = tmp_path / "scores.csv"
+    path.write_text(SCORES)
+    return path

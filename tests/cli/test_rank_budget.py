@@ -15,26 +15,6 @@ from conftest import verimut
 from verimut import rank
 from verimut.errors import AuditError
 
-# The scores of tests/unit/test_rank.py: four systems on two splits.
-SCORES = """system,split,score,notes
-A,test_normal,0.90,best
-B,test_normal,0.70,
-C,test_normal,0.45,
-D,test_normal,0.20,
-A,test_challenge,0.50,
-B,test_challenge,0.40,
-C,test_challenge,0.30,
-D,test_challenge,0.10,
-"""
-
-
-@pytest.fixture
-def scores(tmp_path) -> Path:
-    path = tmp_path / "scores.csv"
-    path.write_text(SCORES)
-    return path
-
-
 app = typer.Typer()
 app.command()(rank.command)
 

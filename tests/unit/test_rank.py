@@ -3,8 +3,6 @@ and the error budget counted from a real AgentDojo audit."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import msgspec
 import pytest
 import typer
@@ -110,23 +108,7 @@ def test_clopper_pearson_refuses_nonsense(k, n, confidence):
 #     only A>D survives (0.1667 > 0.10): 1/6, top-1 not unique (A's low 0.1667 < B's high 0.40)
 # With the paper's illustrative envelope (0.8107, 0.2384): normal A -> [0.4717, 1], B high 0.9191, C high 0.5909,
 #   D high 0.2626: only A>D survives (1/6), top-1 not unique; challenge: every low is 0, so 0/6.
-SCORES = """system,split,score,notes
-A,test_normal,0.90,best
-B,test_normal,0.70,
-C,test_normal,0.45,
-D,test_normal,0.20,
-A,test_challenge,0.50,
-B,test_challenge,0.40,
-C,test_challenge,0.30,
-D,test_challenge,0.10,
-"""
-
-
-@pytest.fixture
-def scores(tmp_path) -> Path:
-    path = tmp_path / "scores.csv"
-    path.write_text(SCORES)
-    return path
+# SCORES and the `scores` fixture (a scores.csv of those rows) are in tests/conftest.py, shared with tests/cli.
 
 
 def surviving(split: rank.SplitResult) -> set[tuple[str, str]]:
