@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -43,6 +44,13 @@ def verimut(*args: str, cwd: Path = ROOT, timeout: float = 600) -> subprocess.Co
         timeout=timeout,
         check=False,
     )
+
+
+def wait_for_rows(ledger: Path, n: int, timeout: float = 120) -> None:
+    """Wait until a run in the background has written `n` lines to `ledger` (0: created it), or `timeout` s pass."""
+    deadline = time.time() + timeout
+    while time.time() < deadline and (not ledger.exists() or ledger.read_text().count("\n") < n):
+        time.sleep(0.01)
 
 
 # One run of each banking arm per session, shared by every test that only reads its output (each used to run

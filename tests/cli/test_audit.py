@@ -7,12 +7,11 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, verimut
+from conftest import ROOT, verimut, wait_for_rows
 
 
 def ledger_ids(out: Path) -> list[str]:
@@ -60,9 +59,7 @@ def test_a_sigkilled_run_resumes_to_the_same_results(banking, tmp_path):
         stderr=subprocess.DEVNULL,
     )
     ledger = out / "cells.jsonl"
-    deadline = time.time() + 120
-    while time.time() < deadline and (not ledger.exists() or ledger.read_text().count("\n") < 30):
-        time.sleep(0.01)
+    wait_for_rows(ledger, 30)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     scored = ledger.read_text().count("\n")

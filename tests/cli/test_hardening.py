@@ -9,12 +9,11 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, verimut
+from conftest import ROOT, verimut, wait_for_rows
 
 
 def hashes(directory: Path) -> dict[str, str]:
@@ -63,9 +62,7 @@ def test_two_audits_on_one_directory_one_runs_the_other_is_refused(tmp_path):
 def test_a_report_while_an_audit_writes_is_refused_and_a_killed_holder_leaves_no_lock(tmp_path):
     out = tmp_path / "held"
     proc = _start("audit", "agentdojo", "--suite", "workspace", "-q", "--workers", "1", "--out", str(out))
-    deadline = time.time() + 120
-    while time.time() < deadline and not (out / "cells.jsonl").exists():
-        time.sleep(0.05)
+    wait_for_rows(out / "cells.jsonl", 0)
     before = hashes(out)
     refused = verimut("report", str(out))
     assert refused.returncode == 2 and f"is in use by pid {proc.pid}" in refused.stderr, refused.stderr

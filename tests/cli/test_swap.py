@@ -7,12 +7,11 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, verimut
+from conftest import ROOT, verimut, wait_for_rows
 from verimut import swap
 from verimut.manifest import build
 from verimut.replay import replay
@@ -128,9 +127,7 @@ def test_a_sigkilled_swap_resumes_to_the_same_results(tmp_path):
         stderr=subprocess.DEVNULL,
     )
     ledger = out / "cells.jsonl"
-    deadline = time.time() + 120
-    while time.time() < deadline and (not ledger.exists() or ledger.read_text().count("\n") < 60):
-        time.sleep(0.01)
+    wait_for_rows(ledger, 60)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     scored = ledger.read_text().count("\n")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, verimut
+from conftest import ROOT, verimut, wait_for_rows
 
 
 def ledger(out: Path) -> dict[str, dict]:
@@ -185,17 +185,12 @@ def test_pool_workers_exit_when_the_run_is_killed(tmp_path):
     args = ["audit", "agentdojo", "--suite", "workspace", "--out", str(out), "-q", "--workers", "2"]
     proc = subprocess.Popen([sys.executable, "-m", "verimut.cli", *args], cwd=ROOT)
     ledger = out / "cells.jsonl"
-    deadline = time.time() + 120
-    while time.time() < deadline and (not ledger.exists() or ledger.read_text().count("\n") < 5):
-        time.sleep(0.05)
+    wait_for_rows(ledger, 5)
     children = _children(proc.pid)
     assert len(children) >= 2  # the pool's workers
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    deadline = time.time() + 15
-    while time.time() < deadline and any(_alive(pid) for pid in children):
-        time.sleep(0.2)
-    assert not [pid for pid in children if _alive(pid)]
+    assert not _survivors(children, within=15)
 
 
 def test_no_worker_outlives_a_killed_run_even_inside_a_hung_verifier(tmp_path):
@@ -204,19 +199,22 @@ def test_no_worker_outlives_a_killed_run_even_inside_a_hung_verifier(tmp_path):
     args = ["audit", "tests.troublebench:benchmark", "--out", str(out), "-q", "--workers", "2", "--timeout", "600"]
     proc = subprocess.Popen([sys.executable, "-m", "verimut.cli", *args], cwd=ROOT)
     ledger = out / "cells.jsonl"
-    deadline = time.time() + 120
     # t/ok's and t/die's controls finish (t/die's by its worker's death); t/hang's stays in flight.
-    while time.time() < deadline and (not ledger.exists() or ledger.read_text().count("\n") < 2):
-        time.sleep(0.05)
+    wait_for_rows(ledger, 2)
     time.sleep(1.0)
     workers = _descendants(proc.pid)
     assert workers, "the pool's workers should be running"
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    deadline = time.time() + 5
-    while time.time() < deadline and any(_alive(pid) for pid in workers):
+    assert not _survivors(workers, within=5)
+
+
+def _survivors(pids: list[int], within: float) -> list[int]:
+    """The processes among `pids` still alive after waiting up to `within` seconds for them to go."""
+    deadline = time.time() + within
+    while time.time() < deadline and any(_alive(pid) for pid in pids):
         time.sleep(0.1)
-    assert not [pid for pid in workers if _alive(pid)]
+    return [pid for pid in pids if _alive(pid)]
 
 
 def _descendants(pid: int) -> list[int]:
