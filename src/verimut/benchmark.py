@@ -152,6 +152,8 @@ class Closes(Protocol):
 # Optional attributes, read once by `resolve`:
 #   grammar: str = "api"        the fault grammar the benchmark is audited with by default ("api" or "form")
 #   concurrency: int | None     at most this many cells at once (a live instance is shared state); None: no limit
+#   markers: frozenset[str]     names of structural actions, neither read nor write (BFCL's turn boundary):
+#                               alternative runs never move, repeat or borrow them
 
 
 @dataclass(frozen=True)
@@ -172,6 +174,7 @@ class Adapter:
     kind: Callable[[str], str] | None = None
     grammar: str = "api"
     concurrency: int | None = None
+    markers: frozenset[str] = frozenset()
 
     @property
     def name(self) -> str:
@@ -206,6 +209,10 @@ class Adapter:
     def is_write(self, action: Action) -> bool:
         return self.bench.is_write(action)
 
+    def is_read(self, action: Action) -> bool:
+        """Neither a write nor a structural marker."""
+        return action.name not in self.markers and not self.bench.is_write(action)
+
     def snapshot(self, episode: Any) -> Any:
         return self.bench.snapshot(episode)
 
@@ -234,4 +241,7 @@ def resolve(bench: Benchmark | Adapter) -> Adapter:
     if grammar not in GRAMMARS:
         raise AuditError(f"{bench.name}: grammar {grammar!r} is not one of {', '.join(GRAMMARS)}")
     concurrency = getattr(bench, "concurrency", None)
-    return Adapter(bench, grammar=grammar, concurrency=int(concurrency) if concurrency else None, **found)
+    markers = frozenset(getattr(bench, "markers", None) or ())
+    return Adapter(
+        bench, grammar=grammar, concurrency=int(concurrency) if concurrency else None, markers=markers, **found
+    )

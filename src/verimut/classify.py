@@ -12,6 +12,7 @@ def classify(
     delivered: bool,
     verdict: bool | None,
     same_as_reference: bool,
+    alternative: bool = False,
 ) -> Outcome:
     """The rule, in order of precedence.
 
@@ -20,6 +21,11 @@ def classify(
     Then the end state decides: equal to the reference's and passed is harmless, equal and
     failed is a false reject; different and passed is a confirmed false accept, different
     and failed is rejected.
+
+    An alternative run (a correct run by another route) is judged by its verdict once the
+    oracle confirms it ends where the reference does (up to what its family may change):
+    passed is alt_pass, failed a false reject. One that ends elsewhere is no alternative
+    (its writes did not commute, say): refused, with the end state as the reason.
     """
     if refused:
         return Outcome.REFUSED
@@ -31,6 +37,10 @@ def classify(
         return Outcome.INCOMPLETE
     if verdict is None:
         return Outcome.ERROR
+    if alternative:
+        if not same_as_reference:
+            return Outcome.REFUSED
+        return Outcome.ALT_PASS if verdict else Outcome.FALSE_REJECT
     if same_as_reference:
         return Outcome.HARMLESS if verdict else Outcome.FALSE_REJECT
     return Outcome.FALSE_ACCEPT if verdict else Outcome.REJECTED

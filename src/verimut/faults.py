@@ -12,12 +12,13 @@ does not apply. Adding a family is one decorated function:
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import msgspec
 
-from verimut import forms
+from verimut import forms, oracle
 from verimut.pinned import ValueIndex, alternative, pins
 from verimut.registry import Registry
 from verimut.run import Action, Run
@@ -48,6 +49,14 @@ class OutOfScope(msgspec.Struct, frozen=True):
     changes: str  # per collection, e.g. "bank_account.transactions: 1 added"
 
 
+class Borrowed(msgspec.Struct, frozen=True):
+    """A read of another task of the suite, to insert into this task's run (alt-reads)."""
+
+    source_task: str
+    source_action: int
+    action: Action
+
+
 class FaultContext(msgspec.Struct, frozen=True):
     writes: tuple[bool, ...]
     outputs: tuple[str, ...]
@@ -62,9 +71,22 @@ class FaultContext(msgspec.Struct, frozen=True):
     # candidates it tried: 0 when no other task of the suite has a write (or extra-oos is not run).
     out_of_scope: tuple[OutOfScope, ...] = ()
     out_of_scope_tried: int = 0
+    # Per action: True for a read (not a write, not a structural marker such as BFCL's turn
+    # boundary). Empty: every action that is not a write is a read.
+    reads: tuple[bool, ...] = ()
+    # Reads of the suite's other tasks this run does not make, one per tool, argument-free first.
+    other_reads: tuple[Borrowed, ...] = ()
 
     def write_positions(self) -> list[int]:
         return [i for i, w in enumerate(self.writes) if w]
+
+    def read_positions(self) -> list[int]:
+        if not self.reads:
+            return [i for i, w in enumerate(self.writes) if not w]
+        return [i for i, r in enumerate(self.reads) if r]
+
+    def is_marker(self, i: int) -> bool:
+        return bool(self.reads) and not self.reads[i] and not self.writes[i]
 
 
 Operator = Callable[[Run, FaultContext], "list[Edit] | Refusal"]
@@ -72,20 +94,30 @@ FAMILIES: Registry[Operator] = Registry("fault family")
 # Which grammar each family belongs to: "api" (tool-call benchmarks) or "form" (form benchmarks,
 # whose adapters say `grammar = "form"`). An audit runs its benchmark's grammar unless told otherwise.
 GRAMMARS: dict[str, tuple[str, ...]] = {}
+# Each family's kind: a fault plants a wrong run (the verifier should fail it); an alternative is a
+# correct run by another route (the verifier should pass it: a fail is a false reject).
+FAULT, ALTERNATIVE = "fault", "alternative"
+KINDS: dict[str, str] = {}
+# An alternative cell's detail may hold texts its run wrote in place of the reference's, {new: old}:
+# the oracle puts them back before comparing end states (alt-text changes nothing else).
+RESTORE = "restore"
 # Families that need the idempotence census (it replays every write twice: skipped when none is run).
-USES_CENSUS = {"extra-ni"}
+USES_CENSUS = {"extra-ni", "alt-idem"}
 # Families that need the out-of-scope trial (every other write of the suite, tried on each task's end state).
 USES_OUT_OF_SCOPE = {"extra-oos"}
+# Families that borrow reads from the suite's other tasks.
+USES_SUITE_READS = {"alt-reads"}
 
 
-def family(name: str, grammars: tuple[str, ...] = ("api",)) -> Callable[[Operator], Operator]:
-    """Register an operator under a family name."""
+def family(name: str, grammars: tuple[str, ...] = ("api",), kind: str = FAULT) -> Callable[[Operator], Operator]:
+    """Register an operator under a family name, of kind FAULT or ALTERNATIVE."""
 
     def register(op: Operator) -> Operator:
         if name == CONTROL:
             raise ValueError(f"fault family {name!r} is already registered")
         FAMILIES.register(name, op)
         GRAMMARS[name] = grammars
+        KINDS[name] = kind
         return op
 
     return register
@@ -94,6 +126,16 @@ def family(name: str, grammars: tuple[str, ...] = ("api",)) -> Callable[[Operato
 def of_grammar(grammar: str) -> list[str]:
     """The families a benchmark of this grammar is audited with by default, in registry order."""
     return [name for name in FAMILIES if grammar in GRAMMARS.get(name, ("api",))]
+
+
+def is_alternative(name: str) -> bool:
+    """Whether cells of this family are correct runs by another route (see ALTERNATIVE)."""
+    return KINDS.get(name) == ALTERNATIVE
+
+
+def as_reference_wrote(detail: dict[str, Any], end: Any) -> Any:
+    """An alternative run's end state with what its family may change put back as the reference wrote it."""
+    return oracle.substitute(end, detail.get(RESTORE, {}))
 
 
 def _without(run: Run, drop: Sequence[int]) -> Run:
@@ -271,6 +313,138 @@ def extra_oos(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
             },
         )
     return list(edits.values())
+
+
+# --- alternative runs: correct runs by another route (kind ALTERNATIVE) ------------------------
+#
+# Each is checked by the oracle when scored: its end state must equal the reference's (up to the
+# texts in detail["restore"]), or it is no alternative and is refused. A verifier that fails one
+# that is has a false reject.
+
+# Reads of other tasks inserted per cell, and alternative texts per argument: bounded, so the cost
+# grows with the run, not with the suite.
+BORROWED_READS = 2
+REWORDED = " (reworded)"  # appended to free text: the content the task asks for stays, the text differs
+
+
+def _insert(run: Run, at: int, action: Action) -> Run:
+    actions = list(run.actions)
+    actions.insert(at, action)
+    return run.replace_actions(actions)
+
+
+@family("alt-reads", kind=ALTERNATIVE)
+def alt_reads(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
+    """Extra reads: the run's first read again right after it (`again-k`), and reads of other tasks
+    of the suite inserted before the first write (one variant per tool). Reads change telemetry only."""
+    writes = ctx.write_positions()
+    if not writes:
+        return _NO_WRITE
+    edits: list[Edit] = []
+    own = ctx.read_positions()
+    if own:
+        k = own[0]
+        edits.append(
+            Edit(
+                f"again-{k}",
+                _duplicate(run, k),
+                f"repeated read #{k} {run.actions[k].name} right after it",
+                {"position": k, "tool": run.actions[k].name},
+            )
+        )
+    for b in ctx.other_reads[:BORROWED_READS]:
+        edits.append(
+            Edit(
+                b.action.name,
+                _insert(run, writes[0], b.action),
+                f"inserted {b.source_task}'s read #{b.source_action} {b.action.describe()} before the first write",
+                {"position": writes[0], "tool": b.action.name, "source_task": b.source_task},
+            )
+        )
+    return edits or Refusal("no read to add: the run has none and no other task of the suite has one")
+
+
+@family("alt-order", kind=ALTERNATIVE)
+def alt_order(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
+    """Two consecutive writes swapped (one variant per pair, `k-l`), reads and markers left in place.
+
+    They commute when they touch different records; the oracle confirms the same end state, and a
+    pair that does not commute is refused when scored.
+    """
+    writes = ctx.write_positions()
+    if not writes:
+        return _NO_WRITE
+    if len(writes) < 2:
+        return Refusal("one write only: nothing to reorder")
+    edits: list[Edit] = []
+    for k, next_ in itertools.pairwise(writes):
+        a, b = run.actions[k], run.actions[next_]
+        if a == b:
+            continue  # the same call twice: swapping changes nothing
+        if any(ctx.is_marker(i) for i in range(k, next_)):
+            continue  # a turn boundary between them: each write belongs to its turn
+        actions = list(run.actions)
+        actions[k], actions[next_] = b, a
+        edits.append(
+            Edit(
+                f"{k}-{next_}",
+                run.replace_actions(actions),
+                f"swapped write #{k} {a.name} and write #{next_} {b.name}",
+                {"positions": [k, next_], "tools": [a.name, b.name]},
+            )
+        )
+    return edits or Refusal("no two consecutive writes differ within one turn")
+
+
+@family("alt-text", kind=ALTERNATIVE)
+def alt_text(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
+    """Free text the task does not pin (a message body, a subject it never names) reworded, one
+    variant per argument: its text kept and " (reworded)" appended, so what it says is still there.
+
+    Only prose (a string with a space) counts as free text: an unpinned single word is more often
+    a name or an identifier the run found, which is not the agent's to choose.
+    """
+    found = pins(run, ctx.writes, ctx.outputs, ctx.instruction)
+    if not found:
+        return _NO_WRITE
+    edits: list[Edit] = []
+    for pin in found:
+        if pin.source is not None or not isinstance(pin.value, str) or " " not in pin.value.strip():
+            continue
+        new = pin.value + REWORDED
+        actions = list(run.actions)
+        old = actions[pin.action]
+        actions[pin.action] = msgspec.structs.replace(old, args={**old.args, pin.arg: new})
+        edits.append(
+            Edit(
+                f"{pin.action}.{pin.arg}",
+                run.replace_actions(actions),
+                f"#{pin.action} {old.name}: {pin.arg} reworded (unpinned free text): {pin.value!r} -> {new!r}",
+                {"action": pin.action, "arg": pin.arg, "from": pin.value, "to": new, RESTORE: {new: pin.value}},
+            )
+        )
+    return edits or Refusal("no unpinned free text (a written string with a space the task does not name)")
+
+
+@family("alt-idem", kind=ALTERNATIVE)
+def alt_idem(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
+    """A write the idempotence census marks idempotent, repeated right after it (`-` the last, `at-k` others)."""
+    if not ctx.write_positions():
+        return _NO_WRITE
+    idem = [i for i, ni in enumerate(ctx.non_idempotent) if ni is False]
+    if not idem:
+        return Refusal("the idempotence census marks no write of the reference run idempotent")
+    census = {"census": "replaying it twice leaves the state as once"}
+    last = idem[-1]
+    return _every_position(
+        idem,
+        lambda k: _duplicate(run, k),
+        Edit(
+            "-", _duplicate(run, last), f"repeated the last idempotent write, #{last} {run.actions[last].name}", census
+        ),
+        lambda k: f"repeated idempotent write #{k} {run.actions[k].name}",
+        lambda k: {**census, "position": k, "tool": run.actions[k].name},
+    )
 
 
 # --- the form grammar (forms.py): a run is field writes, one per step, then a submit -------------

@@ -18,7 +18,17 @@ from verimut import __version__, forms, oos, oracle
 from verimut.benchmark import Adapter, Benchmark, kind_of
 from verimut.census import CensusEntry, idempotence
 from verimut.errors import AuditError
-from verimut.faults import CONTROL, FAMILIES, USES_CENSUS, USES_OUT_OF_SCOPE, FaultContext, OutOfScope, Refusal
+from verimut.faults import (
+    CONTROL,
+    FAMILIES,
+    USES_CENSUS,
+    USES_OUT_OF_SCOPE,
+    USES_SUITE_READS,
+    Borrowed,
+    FaultContext,
+    OutOfScope,
+    Refusal,
+)
 from verimut.pairs import SWAP, grid
 from verimut.pinned import index_values, pin_source, pins
 from verimut.records import ARMS, Cell, Manifest, TaskFacts, cell_id, content_hash
@@ -63,12 +73,22 @@ def _reference(bench: Benchmark, task: str) -> Run | None:
         return None
 
 
-def _library(bench: Benchmark, tasks: Sequence[str], refs: References) -> dict[str, list[oos.Candidate]]:
-    """The out-of-scope library of the audited tasks' suites, from every task of those suites.
+class Library(msgspec.Struct):
+    """What the audited tasks' suites offer to borrow: their writes (extra-oos) and reads (alt-reads)."""
 
-    Taken from the whole suite, not only the tasks selected, so a task's extra-oos cells are the
-    same whichever tasks are audited with it. A task not audited costs a reset (no replay).
+    writes: dict[str, list[oos.Candidate]] | None
+    reads: dict[str, list[oos.Candidate]]
+
+
+def _library(bench: Adapter, tasks: Sequence[str], refs: References, families: Sequence[str]) -> Library:
+    """The library of the audited tasks' suites, from every task of those suites.
+
+    Taken from the whole suite, not only the tasks selected, so a task's extra-oos and alt-reads
+    cells are the same whichever tasks are audited with it. A task not audited costs a reset (no replay).
     """
+    wanted = set(families)
+    if not (USES_OUT_OF_SCOPE | USES_SUITE_READS) & wanted:
+        return Library(None, {})
     suites = {oos.suite_of(t) for t in tasks}
     runs: dict[str, Run] = {}
     for t in bench.tasks():
@@ -77,7 +97,9 @@ def _library(bench: Benchmark, tasks: Sequence[str], refs: References) -> dict[s
         run = refs.runs.get(t) or _reference(bench, t)
         if run is not None:
             runs[t] = run
-    return oos.library(runs, {t: [bench.is_write(a) for a in r.actions] for t, r in runs.items()})
+    writes = oos.library(runs, {t: [bench.is_write(a) for a in r.actions] for t, r in runs.items()})
+    reads = oos.reads(runs, {t: [bench.is_read(a) for a in r.actions] for t, r in runs.items()})
+    return Library(writes if USES_OUT_OF_SCOPE & wanted else None, reads if USES_SUITE_READS & wanted else {})
 
 
 def _out_of_scope(
@@ -99,13 +121,17 @@ def _fault_cells(
     families: Sequence[str],
     ignore: list[str],
     form: forms.FormFacts | None = None,
-    lib: dict[str, list[oos.Candidate]] | None = None,
+    lib: Library | None = None,
 ) -> tuple[list[CensusEntry], list[str], list[Cell], int]:
+    lib = lib or Library(None, {})
     run = refs.runs[task]
     writes = tuple(bench.is_write(a) for a in run.actions)
     wanted = refs.errors[task] is None and bool(USES_CENSUS & set(families))
     census = idempotence(bench, task, run, ignore) if wanted else []
-    out_of_scope, tried = _out_of_scope(bench, task, refs, lib, ignore) if lib is not None else ((), 0)
+    out_of_scope, tried = _out_of_scope(bench, task, refs, lib.writes, ignore) if lib.writes is not None else ((), 0)
+    borrowed = tuple(
+        Borrowed(c.source_task, c.source_action, c.action) for c in oos.borrowed_reads(task, run, lib.reads)
+    )
     by_action = {e.action: e.non_idempotent for e in census}
     outputs = refs.outputs[task]
     ctx = FaultContext(
@@ -117,6 +143,8 @@ def _fault_cells(
         form=form,
         out_of_scope=out_of_scope,
         out_of_scope_tried=tried,
+        reads=tuple(bench.is_read(a) for a in run.actions),
+        other_reads=borrowed,
     )
     unpinned = [f"#{p.action}.{p.arg}" for p in pins(run, writes, ctx.outputs, ctx.instruction) if p.source is None]
     cells = [Cell(cell_id(task, CONTROL, "-"), task, CONTROL, "-", run, "the unedited reference run")]
@@ -157,7 +185,7 @@ def build(
         raise AuditError(f"unknown arm {arm!r} (known: {', '.join(ARMS)})")
     refs = references(bench, tasks, tick)
     ignore = [*bench.telemetry, *refs.masks]
-    lib = _library(bench, tasks, refs) if arm == "fault" and USES_OUT_OF_SCOPE & set(families) else None
+    lib = _library(bench, tasks, refs, families if arm == "fault" else ())
     facts: dict[str, TaskFacts] = {}
     cells: list[Cell] = []
     for task in tasks:

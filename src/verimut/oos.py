@@ -52,6 +52,24 @@ def library(runs: Mapping[str, Run], writes: Mapping[str, Sequence[bool]]) -> di
     return {suite: list(found.values()) for suite, found in out.items()}
 
 
+def reads(runs: Mapping[str, Run], is_read: Mapping[str, Sequence[bool]]) -> dict[str, list[Candidate]]:
+    """Per suite, one read per tool of its tasks' runs: the first without arguments, else the first."""
+    out: dict[str, dict[str, Candidate]] = {}
+    for task, run in runs.items():
+        seen = out.setdefault(suite_of(task), {})
+        for i, (action, read) in enumerate(zip(run.actions, is_read[task])):
+            if read and (action.name not in seen or (seen[action.name].action.args and not action.args)):
+                seen[action.name] = Candidate(task, i, action)
+    # Argument-free reads first: they read this task's world as well as their own, so they deliver.
+    return {s: sorted(found.values(), key=lambda c: bool(c.action.args)) for s, found in out.items()}
+
+
+def borrowed_reads(task: str, run: Run, lib: Mapping[str, Sequence[Candidate]]) -> list[Candidate]:
+    """The suite's reads of tools this task's own run does not call."""
+    own = {a.name for a in run.actions}
+    return [c for c in lib.get(suite_of(task), ()) if c.action.name not in own]
+
+
 def candidates(task: str, run: Run, lib: Mapping[str, Sequence[Candidate]]) -> list[Candidate]:
     """The suite's writes this task's own run does not make (repeating its own is the `extra` family's)."""
     own = {_key(a) for a in run.actions}

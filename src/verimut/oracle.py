@@ -341,3 +341,19 @@ def strings(effect: Sequence[CollectionDiff]) -> set[str]:
         for ch in d.changed:
             out.update(new for _, new in ch.fields.values() if isinstance(new, str))
     return out
+
+
+def substitute(value: Any, texts: Mapping[str, str]) -> Any:
+    """`value` with every occurrence of each key of `texts` replaced by its value, in every string
+    and dict key: how an alternative run's own free text is put back before comparing end states."""
+    if not texts:
+        return value
+    if isinstance(value, str):
+        for old, new in texts.items():
+            value = value.replace(old, new)
+        return value
+    if isinstance(value, list):
+        return [substitute(v, texts) for v in value]
+    if isinstance(value, dict):
+        return {substitute(k, texts): substitute(v, texts) for k, v in value.items()}
+    return value

@@ -33,6 +33,9 @@ class Outcome(StrEnum):
     # The intent-swap census: another task's correct run, passed by this task's verifier.
     ACCEPTED_EFFECT_PRESENT = "accepted_effect_present"
     ACCEPTED_EFFECT_ABSENT = "accepted_effect_absent"
+    # An alternative run (a correct run by another route, faults.ALTERNATIVE families) the verifier
+    # passes; one it fails is a FALSE_REJECT.
+    ALT_PASS = "alt_pass"
 
 
 # --- the manifest ------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from verimut import oracle
 from verimut.benchmark import Adapter, Verdict
 from verimut.classify import classify, classify_swap
 from verimut.errors import AuditError, BenchmarkCrash
+from verimut.faults import as_reference_wrote, is_alternative
 from verimut.records import Cell, CellResult, Difference, Evidence, Manifest, Outcome
 from verimut.replay import Replayer
 from verimut.run import Run
@@ -82,7 +83,9 @@ class Scorer:
             error = f"action #{done.failed_at} {action.describe()} raised: {done.steps[-1].error}"
             if not cell.is_control:
                 return self._row(cell, Outcome.INCOMPLETE, None, {"error": error}, reason=error)
-        vs_reference = oracle.compare(reference_end, done.end, self.ignore)
+        alternative = is_alternative(cell.family)
+        end = as_reference_wrote(cell.detail, done.end) if alternative else done.end
+        vs_reference = oracle.compare(reference_end, end, self.ignore)
         vs_start = oracle.compare(done.start, done.end, self.ignore)
         evidence: Found = {
             "differs_from_reference": [Difference.of(d) for d in vs_reference],
@@ -100,9 +103,17 @@ class Scorer:
             delivered=done.failed_at is None,
             verdict=verdict.passed,
             same_as_reference=not vs_reference,
+            alternative=alternative,
         )
         reason = None
-        if outcome is Outcome.FALSE_ACCEPT:
+        if alternative and outcome is Outcome.REFUSED:
+            reason = (
+                f"no alternative run: its end state differs from the reference's ({vs_reference[0].collection}:"
+                f" {vs_reference[0].counts()})"
+            )
+        elif outcome is Outcome.FALSE_REJECT and alternative:
+            reason = f"the verifier ({verdict.detail}) fails a run the oracle finds ends as the reference does"
+        elif outcome is Outcome.FALSE_ACCEPT:
             reason = self._why_missed(cell.task, [d.collection for d in vs_reference])
         elif outcome is Outcome.CONTROL_FAIL:
             reason = f"the verifier ({verdict.detail}) fails the unedited reference run"

@@ -65,7 +65,9 @@ def test_the_form_operators_edit_the_steps_as_stated():
 
 def test_each_benchmark_is_audited_with_its_own_grammar_by_default():
     assert of_grammar("form") == ["claim-only", "omit-field", "omit-divergent", "no-submit", "extra-field"]
-    assert of_grammar("api") == ["claim-only", "omit", "partial", "wrong-value", "extra", "extra-ni", "extra-oos"]
+    faults = ["claim-only", "omit", "partial", "wrong-value", "extra", "extra-ni", "extra-oos"]
+    alternatives = ["alt-reads", "alt-order", "alt-text", "alt-idem"]
+    assert of_grammar("api") == [*faults, *alternatives]
     assert audit_mod.select_families((), "api") == of_grammar("api")
 
 

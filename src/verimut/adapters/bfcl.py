@@ -308,6 +308,7 @@ def _instance_state(instance: Any) -> dict[str, Any]:
 # -- the adapter ---------------------------------------------------------------------------------
 class BFCL:
     name = "bfcl"
+    markers = frozenset({TURN})  # a turn boundary is structure: alternative runs leave it in place
     # A price cache that reads fill: telemetry. The snapshot may flatten it into one collection per
     # flight (`..._flight_cost_lookup.JFK|LAX|first|2026-10-15`), hence the second pattern.
     telemetry: Sequence[str] = (
