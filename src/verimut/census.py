@@ -16,6 +16,9 @@ class CensusEntry(msgspec.Struct, frozen=True):
     tool: str
     non_idempotent: bool
     changes: str  # what the second call changed, e.g. "inbox.emails: 1 added"
+    # The second call's error, when it raised (deleting a file twice): the state may be as once, but a
+    # run repeating it fails there, so it is no idempotent repetition for alt-idem.
+    repeat_error: str | None = None
 
 
 def idempotence(bench: Benchmark, task: str, run: Run, ignore: Iterable[str]) -> list[CensusEntry]:
@@ -29,10 +32,9 @@ def idempotence(bench: Benchmark, task: str, run: Run, ignore: Iterable[str]) ->
         for prior in run.actions[: k + 1]:
             bench.execute(episode, prior)
         once = bench.snapshot(episode)
-        bench.execute(episode, action)
+        again = bench.execute(episode, action)
         twice = bench.snapshot(episode)
         changes = oracle.compare(once, twice, patterns)
-        entries.append(
-            CensusEntry(k, action.name, bool(changes), "; ".join(f"{d.collection}: {d.counts()}" for d in changes))
-        )
+        what = "; ".join(f"{d.collection}: {d.counts()}" for d in changes)
+        entries.append(CensusEntry(k, action.name, bool(changes), what, again.error))
     return entries

@@ -13,6 +13,7 @@ does not apply. Adding a family is one decorated function:
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -71,6 +72,8 @@ class FaultContext(msgspec.Struct, frozen=True):
     # candidates it tried: 0 when no other task of the suite has a write (or extra-oos is not run).
     out_of_scope: tuple[OutOfScope, ...] = ()
     out_of_scope_tried: int = 0
+    # Per action: True for a write whose second call raised in the census (it cannot be repeated).
+    repeat_raises: tuple[bool, ...] = ()
     # Per action: True for a read (not a write, not a structural marker such as BFCL's turn
     # boundary). Empty: every action that is not a write is a read.
     reads: tuple[bool, ...] = ()
@@ -327,6 +330,21 @@ BORROWED_READS = 2
 REWORDED = " (reworded)"  # appended to free text: the content the task asks for stays, the text differs
 
 
+_WORD = re.compile(r"[^\W\d_]+")  # a run of letters
+
+
+def composed(value: str, sources: Sequence[str]) -> bool:
+    """Whether `value` reads as prose the agent wrote: two or more words, one of them in none of `sources`.
+
+    Case-insensitive: "Grandma's house" read from an email that says "grandma's house" is found text.
+    """
+    words = [w.lower() for w in _WORD.findall(value)]
+    if len(words) < 2:
+        return False
+    known = {w.lower() for text in sources for w in _WORD.findall(text)}
+    return any(w not in known for w in words)
+
+
 def _insert(run: Run, at: int, action: Action) -> Run:
     actions = list(run.actions)
     actions.insert(at, action)
@@ -401,15 +419,20 @@ def alt_text(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
     """Free text the task does not pin (a message body, a subject it never names) reworded, one
     variant per argument: its text kept and " (reworded)" appended, so what it says is still there.
 
-    Only prose (a string with a space) counts as free text: an unpinned single word is more often
-    a name or an identifier the run found, which is not the agent's to choose.
+    Only prose the agent composed counts as free text (`composed`): a single word is more often a
+    name or an identifier the run found, and a string made only of words the instruction or the
+    run's reads hold is more often filled from a template the instruction gives ("use the title
+    'Hotel: {hotel_name}'"), which the task does pin.
     """
     found = pins(run, ctx.writes, ctx.outputs, ctx.instruction)
     if not found:
         return _NO_WRITE
     edits: list[Edit] = []
     for pin in found:
-        if pin.source is not None or not isinstance(pin.value, str) or " " not in pin.value.strip():
+        if pin.source is not None or not isinstance(pin.value, str):
+            continue
+        reads = [ctx.outputs[j] for j in range(pin.action) if not ctx.writes[j]]
+        if not composed(pin.value, [ctx.instruction, *reads]):
             continue
         new = pin.value + REWORDED
         actions = list(run.actions)
@@ -423,7 +446,7 @@ def alt_text(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
                 {"action": pin.action, "arg": pin.arg, "from": pin.value, "to": new, RESTORE: {new: pin.value}},
             )
         )
-    return edits or Refusal("no unpinned free text (a written string with a space the task does not name)")
+    return edits or Refusal("no free text the agent composes (prose with a word the instruction and reads lack)")
 
 
 @family("alt-idem", kind=ALTERNATIVE)
@@ -431,8 +454,11 @@ def alt_idem(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
     """A write the idempotence census marks idempotent, repeated right after it (`-` the last, `at-k` others)."""
     if not ctx.write_positions():
         return _NO_WRITE
-    idem = [i for i, ni in enumerate(ctx.non_idempotent) if ni is False]
+    raises = {i for i, r in enumerate(ctx.repeat_raises) if r}
+    idem = [i for i, ni in enumerate(ctx.non_idempotent) if ni is False and i not in raises]
     if not idem:
+        if raises:
+            return Refusal("every write the census marks idempotent raises when called again")
         return Refusal("the idempotence census marks no write of the reference run idempotent")
     census = {"census": "replaying it twice leaves the state as once"}
     last = idem[-1]

@@ -133,6 +133,7 @@ def _fault_cells(
         Borrowed(c.source_task, c.source_action, c.action) for c in oos.borrowed_reads(task, run, lib.reads)
     )
     by_action = {e.action: e.non_idempotent for e in census}
+    raises = {e.action for e in census if e.repeat_error is not None}
     outputs = refs.outputs[task]
     ctx = FaultContext(
         writes=writes,
@@ -143,6 +144,7 @@ def _fault_cells(
         form=form,
         out_of_scope=out_of_scope,
         out_of_scope_tried=tried,
+        repeat_raises=tuple(i in raises for i in range(len(run.actions))),
         reads=tuple(bench.is_read(a) for a in run.actions),
         other_reads=borrowed,
     )

@@ -157,6 +157,9 @@ class Evidence(msgspec.Struct, frozen=True, omit_defaults=True):
     differs_from_reference: list[Difference] | None = None
     # collection -> its one-line count, against the clean start.
     changed_from_start: dict[str, str] | None = None
+    # An alternative run that ends as the reference does: what differs in the telemetry the oracle
+    # leaves out (collection -> count; e.g. read flags its extra reads set), so a false reject shows it.
+    telemetry_differs: dict[str, str] | None = None
     # The verifier's task's requested effect, checked in a swapped run's end state.
     effect_missing: list[str] | None = None
     effect_free_text_differs: list[str] | None = None

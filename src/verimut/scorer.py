@@ -93,6 +93,10 @@ class Scorer:
         }
         if done.failed_at is not None:  # a control whose own action raised: say so beside its verdict
             evidence["error"] = error
+        if alternative and not vs_reference:
+            seen = oracle.compare(reference_end, end, self.manifest.masks)  # telemetry not left out
+            if seen:
+                evidence["telemetry_differs"] = {d.collection: d.counts() for d in seen}
         run = cell.run
         verdict = self._verdict(lambda: self.bench.verify(done.episode, run), evidence)
         if isinstance(verdict, str):
@@ -113,6 +117,9 @@ class Scorer:
             )
         elif outcome is Outcome.FALSE_REJECT and alternative:
             reason = f"the verifier ({verdict.detail}) fails a run the oracle finds ends as the reference does"
+            if "telemetry_differs" in evidence:
+                what = "; ".join(f"{c}: {n}" for c, n in evidence["telemetry_differs"].items())
+                reason += f", apart from telemetry it leaves out ({what})"
         elif outcome is Outcome.FALSE_ACCEPT:
             reason = self._why_missed(cell.task, [d.collection for d in vs_reference])
         elif outcome is Outcome.CONTROL_FAIL:
