@@ -19,7 +19,8 @@ from typing import Any
 
 import msgspec
 
-from verimut import forms, oracle
+from verimut import forms
+from verimut.alternatives import RESTORE, SAME_READS, reads_kept
 from verimut.pinned import ValueIndex, alternative, pins
 from verimut.registry import Registry
 from verimut.run import Action, Run
@@ -101,9 +102,6 @@ GRAMMARS: dict[str, tuple[str, ...]] = {}
 # correct run by another route (the verifier should pass it: a fail is a false reject).
 FAULT, ALTERNATIVE = "fault", "alternative"
 KINDS: dict[str, str] = {}
-# An alternative cell's detail may hold texts its run wrote in place of the reference's, {new: old}:
-# the oracle puts them back before comparing end states (alt-text changes nothing else).
-RESTORE = "restore"
 # Families that need the idempotence census (it replays every write twice: skipped when none is run).
 USES_CENSUS = {"extra-ni", "alt-idem"}
 # Families that need the out-of-scope trial (every other write of the suite, tried on each task's end state).
@@ -134,11 +132,6 @@ def of_grammar(grammar: str) -> list[str]:
 def is_alternative(name: str) -> bool:
     """Whether cells of this family are correct runs by another route (see ALTERNATIVE)."""
     return KINDS.get(name) == ALTERNATIVE
-
-
-def as_reference_wrote(detail: dict[str, Any], end: Any) -> Any:
-    """An alternative run's end state with what its family may change put back as the reference wrote it."""
-    return oracle.substitute(end, detail.get(RESTORE, {}))
 
 
 def _without(run: Run, drop: Sequence[int]) -> Run:
@@ -345,6 +338,12 @@ def composed(value: str, sources: Sequence[str]) -> bool:
     return any(w not in known for w in words)
 
 
+def _reads_after_insert(ctx: FaultContext, at: int) -> dict[str, Any]:
+    """The detail that says where the reference's reads sit once an action is inserted at `at`."""
+    reads = ctx.read_positions()
+    return {SAME_READS: reads_kept(reads, {i: i + 1 for i in reads if i >= at})}
+
+
 def _insert(run: Run, at: int, action: Action) -> Run:
     actions = list(run.actions)
     actions.insert(at, action)
@@ -367,7 +366,7 @@ def alt_reads(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
                 f"again-{k}",
                 _duplicate(run, k),
                 f"repeated read #{k} {run.actions[k].name} right after it",
-                {"position": k, "tool": run.actions[k].name},
+                {"position": k, "tool": run.actions[k].name, **_reads_after_insert(ctx, k + 1)},
             )
         )
     for b in ctx.other_reads[:BORROWED_READS]:
@@ -376,7 +375,12 @@ def alt_reads(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
                 b.action.name,
                 _insert(run, writes[0], b.action),
                 f"inserted {b.source_task}'s read #{b.source_action} {b.action.describe()} before the first write",
-                {"position": writes[0], "tool": b.action.name, "source_task": b.source_task},
+                {
+                    "position": writes[0],
+                    "tool": b.action.name,
+                    "source_task": b.source_task,
+                    **_reads_after_insert(ctx, writes[0]),
+                },
             )
         )
     return edits or Refusal("no read to add: the run has none and no other task of the suite has one")
@@ -408,7 +412,7 @@ def alt_order(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
                 f"{k}-{next_}",
                 run.replace_actions(actions),
                 f"swapped write #{k} {a.name} and write #{next_} {b.name}",
-                {"positions": [k, next_], "tools": [a.name, b.name]},
+                {"positions": [k, next_], "tools": [a.name, b.name], SAME_READS: reads_kept(ctx.read_positions(), {})},
             )
         )
     return edits or Refusal("no two consecutive writes differ within one turn")
@@ -443,7 +447,14 @@ def alt_text(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
                 f"{pin.action}.{pin.arg}",
                 run.replace_actions(actions),
                 f"#{pin.action} {old.name}: {pin.arg} reworded (unpinned free text): {pin.value!r} -> {new!r}",
-                {"action": pin.action, "arg": pin.arg, "from": pin.value, "to": new, RESTORE: {new: pin.value}},
+                {
+                    "action": pin.action,
+                    "arg": pin.arg,
+                    "from": pin.value,
+                    "to": new,
+                    RESTORE: {new: pin.value},
+                    SAME_READS: reads_kept(ctx.read_positions(), {}),
+                },
             )
         )
     return edits or Refusal("no free text the agent composes (prose with a word the instruction and reads lack)")

@@ -113,6 +113,10 @@ class Replayer:
         """The end state of the task's reference run (replayed once per task while kept)."""
         return self._checkpoint(task).end
 
+    def reference_steps(self, task: str) -> list[Step]:
+        """What each action of the task's reference run returned (replayed once per task while kept)."""
+        return self._checkpoint(task).steps
+
     def replay(self, task: str, run: Run) -> Replay:
         fork = self.bench.fork
         reference = self.references.get(task)

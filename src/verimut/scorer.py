@@ -9,11 +9,11 @@ from typing import Any
 
 import msgspec
 
-from verimut import oracle
+from verimut import alternatives, oracle
 from verimut.benchmark import Adapter, Verdict
 from verimut.classify import classify, classify_swap
 from verimut.errors import AuditError, BenchmarkCrash
-from verimut.faults import as_reference_wrote, is_alternative
+from verimut.faults import is_alternative
 from verimut.records import Cell, CellResult, Difference, Evidence, Manifest, Outcome
 from verimut.replay import Replayer
 from verimut.run import Run
@@ -84,8 +84,14 @@ class Scorer:
             if not cell.is_control:
                 return self._row(cell, Outcome.INCOMPLETE, None, {"error": error}, reason=error)
         alternative = is_alternative(cell.family)
-        end = as_reference_wrote(cell.detail, done.end) if alternative else done.end
-        vs_reference = oracle.compare(reference_end, end, self.ignore)
+        not_alternative: str | None = None
+        if alternative:
+            reference_steps = self.replayer.reference_steps(cell.task)
+            vs_reference, not_alternative = alternatives.differs(
+                cell.detail, reference_end, done.end, self.ignore, reference_steps, done.steps
+            )
+        else:
+            vs_reference = oracle.compare(reference_end, done.end, self.ignore)
         vs_start = oracle.compare(done.start, done.end, self.ignore)
         evidence: Found = {
             "differs_from_reference": [Difference.of(d) for d in vs_reference],
@@ -94,6 +100,7 @@ class Scorer:
         if done.failed_at is not None:  # a control whose own action raised: say so beside its verdict
             evidence["error"] = error
         if alternative and not vs_reference:
+            end = alternatives.as_reference_wrote(cell.detail, done.end)
             seen = oracle.compare(reference_end, end, self.manifest.masks)  # telemetry not left out
             if seen:
                 evidence["telemetry_differs"] = {d.collection: d.counts() for d in seen}
@@ -106,15 +113,12 @@ class Scorer:
             refused=False,
             delivered=done.failed_at is None,
             verdict=verdict.passed,
-            same_as_reference=not vs_reference,
+            same_as_reference=not_alternative is None and not vs_reference,
             alternative=alternative,
         )
         reason = None
         if alternative and outcome is Outcome.REFUSED:
-            reason = (
-                f"no alternative run: its end state differs from the reference's ({vs_reference[0].collection}:"
-                f" {vs_reference[0].counts()})"
-            )
+            reason = f"no alternative run: {not_alternative}"
         elif outcome is Outcome.FALSE_REJECT and alternative:
             reason = f"the verifier ({verdict.detail}) fails a run the oracle finds ends as the reference does"
             if "telemetry_differs" in evidence:
