@@ -39,19 +39,28 @@ out = Console(width=None if sys.stdout.isatty() else 140)
 
 
 def _tables(s: summary_mod.Summary) -> list[Table]:
-    """One table per task kind (user tasks, AgentDojo's injection tasks), or one when every task is a user task."""
-    present = [o for o in summary_mod.OUTCOMES if s.total(o)]
+    """One table per task kind (user tasks, AgentDojo's injection tasks), or one when every task is a user task;
+    then the alternative runs' tables, apart from the planted faults'."""
+    present = [o for o in summary_mod.OUTCOMES if s.total(o, alternatives=False)]
     tables = []
     for kind, counts in summary_mod.kind_tables(s):
         title = f"{s.benchmark} {s.version}: outcomes per fault family" + (f", {kind}" if kind else "")
-        table = Table(title=title)
-        table.add_column("family")
-        for o in present:
-            table.add_column(o, justify="right", style="bold red" if o == "false_accept" else None)
-        for fam, c in counts.items():
-            table.add_row(fam, *(str(c.get(o, 0)) for o in present))
-        tables.append(table)
+        tables.append(_table(title, s.split(counts)[0], present, "false_accept"))
+    if s.alternative_families:
+        for kind, counts in summary_mod.kind_tables(s):
+            title = "alternative runs: correct runs by another route" + (f", {kind}" if kind else "")
+            tables.append(_table(title, s.split(counts)[1], summary_mod.ALT_OUTCOMES, "false_reject"))
     return tables
+
+
+def _table(title: str, counts: dict[str, dict[str, int]], columns: list[str], finding: str) -> Table:
+    table = Table(title=title)
+    table.add_column("family")
+    for o in columns:
+        table.add_column(o, justify="right", style="bold red" if o == finding else None)
+    for fam, c in counts.items():
+        table.add_row(fam, *(str(c.get(o, 0)) for o in columns))
+    return table
 
 
 BELOW_FULL_SHOWN = 10  # the terminal lists this many verifiers below 1.0; summary.md lists them all
@@ -155,6 +164,13 @@ def _finish(
         )
         if s.rewards:
             out.print(f"rewards: {s.rewards['conclusion']} (per cell: {directory / REWARDS})")
+        if s.alternative_families or s.false_rejects:
+            alt = sum(bool(f.get("alternative")) for f in s.false_rejects)
+            out.print(
+                f"false rejects (the verifier fails a correct end state): {len(s.false_rejects) or 'none found'}"
+                + (f", {alt} of them alternative runs" if alt else "")
+                + " (each with its evidence in the report)"
+            )
     if s.control_failures:
         out.print(f"[bold red]{len(s.control_failures)} control(s) failed[/]: see the report")
     out.print(
