@@ -30,7 +30,7 @@ from verimut import summary as summary_mod
 from verimut import swap as swap_mod
 from verimut.benchmark import Adapter
 from verimut.errors import AuditError
-from verimut.faults import CONTROL, FAMILIES, GRAMMARS
+from verimut.faults import CONTROL, FAMILIES, GRAMMARS, is_alternative
 from verimut.store import LEDGER, REPAIR, REPORT, REWARDS, SUMMARY_JSON, SUMMARY_MD, Store
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
@@ -491,7 +491,9 @@ def families() -> None:
     for name, op in FAMILIES.items():
         doc = (op.__doc__ or "").strip().splitlines()
         grammars = "/".join(GRAMMARS.get(name, ("api",)))  # api: tool-call benchmarks; form: form benchmarks
-        out.print(f"[bold]{name}[/] [dim]({grammars})[/]  {doc[0] if doc else ''}")
+        # An alternative is a correct run: the verifier should pass it (a fail is a false reject).
+        kind = ", alternative run" if is_alternative(name) else ""
+        out.print(f"[bold]{name}[/] [dim]({grammars}{kind})[/]  {doc[0] if doc else ''}")
 
 
 # Commands whose whole implementation lives in their own module.
