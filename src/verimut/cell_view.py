@@ -17,8 +17,9 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from verimut import evidence
 from verimut.errors import AuditError
-from verimut.faults import CONTROL
+from verimut.faults import CONTROL, RESTORE, is_alternative
 from verimut.pairs import suite_of
 from verimut.records import Cell, CellResult, Difference, Evidence, Manifest, Outcome
 from verimut.run import Run
@@ -61,6 +62,8 @@ class CellView(msgspec.Struct, frozen=True):
     control_rewards: dict[str, float]
     detail: dict[str, Any]
     error: str | None
+    alternative: bool = False  # a correct run by another route (faults.ALTERNATIVE), not a planted fault
+    oracle: str | None = None  # what the oracle found equal, for a run it judged correct (alt_pass, false reject)
 
 
 def action_diff(reference: Run, run: Run | None) -> list[Line]:
@@ -117,6 +120,8 @@ def view(
         else []
     )
     swapped = cell.run_task != cell.task
+    alternative = is_alternative(cell.family)
+    judged_correct = row is not None and row.outcome in (Outcome.FALSE_REJECT, Outcome.ALT_PASS)
     return CellView(
         cell_id=cell.cell_id,
         task=cell.task,
@@ -132,8 +137,10 @@ def view(
         state_title=(
             f"what the reference run of {cell.task} changes, checked in the end state of {cell.run_task}'s run"
             if swapped
-            else "end state against the reference run's (- only in the reference's, + only in this run's, "
-            "~ a field that differs; telemetry and masked fields left out)"
+            else "end state against the reference run's"
+            + (", with the run's reworded text put back" if alternative and cell.detail.get(RESTORE) else "")
+            + " (- only in the reference's, + only in this run's, ~ a field that differs; telemetry and masked "
+            "fields left out)"
         ),
         state=state_diff(ev.differs_from_reference or []),
         effect_missing=list(ev.effect_missing or []),
@@ -144,6 +151,8 @@ def view(
         control_rewards={} if swapped else dict(rewards.get(f"{cell.task}:{CONTROL}", {})),
         detail=dict(cell.detail),
         error=ev.error or ev.executor or ev.traceback,
+        alternative=alternative,
+        oracle=evidence.compared(cell) if judged_correct else None,
     )
 
 
@@ -194,6 +203,8 @@ def to_rich(v: CellView) -> RenderableType:
     head.add_row("cell", Text(v.cell_id))
     head.add_row("outcome", Text(v.outcome, style="bold red" if v.outcome == "false_accept" else "bold"))
     head.add_row("edit", Text(v.edit))
+    if v.alternative:
+        head.add_row("kind", Text("alternative run: a correct run by another route (the verifier should pass it)"))
     for key in ("run_task", "rung", "rung_reason", "start"):
         if key in v.detail:
             head.add_row(key.replace("_", " "), Text(str(v.detail[key])))
@@ -207,8 +218,18 @@ def to_rich(v: CellView) -> RenderableType:
     if v.state:
         for d in v.state:
             parts += [Text(f"{d.collection}: {d.counts}", "bold"), _lines(d.lines)]
-    elif v.outcome in ("false_accept", "rejected", "harmless", "false_reject", "control_pass", "control_fail"):
+    elif v.outcome in (
+        "false_accept",
+        "rejected",
+        "harmless",
+        "false_reject",
+        "control_pass",
+        "control_fail",
+        "alt_pass",
+    ):
         parts.append(Text("no difference found", "dim"))
+    if v.oracle:
+        parts.append(Text(f"oracle: {v.oracle}", "dim"))
     else:
         parts.append(Text("(not compared)", "dim"))
     if v.effect_missing:

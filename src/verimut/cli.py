@@ -30,7 +30,7 @@ from verimut import summary as summary_mod
 from verimut import swap as swap_mod
 from verimut.benchmark import Adapter
 from verimut.errors import AuditError
-from verimut.faults import CONTROL, FAMILIES, GRAMMARS
+from verimut.faults import CONTROL, FAMILIES, GRAMMARS, is_alternative
 from verimut.store import LEDGER, REPAIR, REPORT, REWARDS, SUMMARY_JSON, SUMMARY_MD, Store
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
@@ -39,19 +39,28 @@ out = Console(width=None if sys.stdout.isatty() else 140)
 
 
 def _tables(s: summary_mod.Summary) -> list[Table]:
-    """One table per task kind (user tasks, AgentDojo's injection tasks), or one when every task is a user task."""
-    present = [o for o in summary_mod.OUTCOMES if s.total(o)]
+    """One table per task kind (user tasks, AgentDojo's injection tasks), or one when every task is a user task;
+    then the alternative runs' tables, apart from the planted faults'."""
+    present = [o for o in summary_mod.OUTCOMES if s.total(o, alternatives=False)]
     tables = []
     for kind, counts in summary_mod.kind_tables(s):
         title = f"{s.benchmark} {s.version}: outcomes per fault family" + (f", {kind}" if kind else "")
-        table = Table(title=title)
-        table.add_column("family")
-        for o in present:
-            table.add_column(o, justify="right", style="bold red" if o == "false_accept" else None)
-        for fam, c in counts.items():
-            table.add_row(fam, *(str(c.get(o, 0)) for o in present))
-        tables.append(table)
+        tables.append(_table(title, s.split(counts)[0], present, "false_accept"))
+    if s.alternative_families:
+        for kind, counts in summary_mod.kind_tables(s):
+            title = "alternative runs: correct runs by another route" + (f", {kind}" if kind else "")
+            tables.append(_table(title, s.split(counts)[1], summary_mod.ALT_OUTCOMES, "false_reject"))
     return tables
+
+
+def _table(title: str, counts: dict[str, dict[str, int]], columns: list[str], finding: str) -> Table:
+    table = Table(title=title)
+    table.add_column("family")
+    for o in columns:
+        table.add_column(o, justify="right", style="bold red" if o == finding else None)
+    for fam, c in counts.items():
+        table.add_row(fam, *(str(c.get(o, 0)) for o in columns))
+    return table
 
 
 BELOW_FULL_SHOWN = 10  # the terminal lists this many verifiers below 1.0; summary.md lists them all
@@ -155,6 +164,13 @@ def _finish(
         )
         if s.rewards:
             out.print(f"rewards: {s.rewards['conclusion']} (per cell: {directory / REWARDS})")
+        if s.alternative_families or s.false_rejects:
+            alt = sum(bool(f.get("alternative")) for f in s.false_rejects)
+            out.print(
+                f"false rejects (the verifier fails a correct end state): {len(s.false_rejects) or 'none found'}"
+                + (f", {alt} of them alternative runs" if alt else "")
+                + " (each with its evidence in the report)"
+            )
     if s.control_failures:
         out.print(f"[bold red]{len(s.control_failures)} control(s) failed[/]: see the report")
     out.print(
@@ -475,7 +491,9 @@ def families() -> None:
     for name, op in FAMILIES.items():
         doc = (op.__doc__ or "").strip().splitlines()
         grammars = "/".join(GRAMMARS.get(name, ("api",)))  # api: tool-call benchmarks; form: form benchmarks
-        out.print(f"[bold]{name}[/] [dim]({grammars})[/]  {doc[0] if doc else ''}")
+        # An alternative is a correct run: the verifier should pass it (a fail is a false reject).
+        kind = ", alternative run" if is_alternative(name) else ""
+        out.print(f"[bold]{name}[/] [dim]({grammars}{kind})[/]  {doc[0] if doc else ''}")
 
 
 # Commands whose whole implementation lives in their own module.

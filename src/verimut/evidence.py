@@ -10,6 +10,7 @@ from typing import Any
 
 import msgspec
 
+from verimut.faults import RESTORE, is_alternative
 from verimut.records import Cell, CellResult, Difference, Outcome
 
 # Outcomes that are findings against the verifier (a confirmed false accept, a false reject).
@@ -24,6 +25,22 @@ def short(value: Any, limit: int = 160) -> str:
 
 def _differences(row: CellResult) -> list[Difference]:
     return list(row.evidence.differs_from_reference or [])
+
+
+def compared(cell: Cell) -> str:
+    """What the oracle found equal for a run judged correct: its end state and the reference's."""
+    restored = cell.detail.get(RESTORE) if is_alternative(cell.family) else None
+    up_to = (
+        "once the run's own free text is put back as the reference wrote it ("
+        + "; ".join(f"{short(new, 80)} -> {short(old, 80)}" for new, old in restored.items())
+        + "), "
+        if restored
+        else ""
+    )
+    return (
+        f"the end state equals the reference run's, {up_to}record by record "
+        "(telemetry and masked fields left out: they record reads, or differ between two replays)"
+    )
 
 
 def headline(cell: Cell, row: CellResult) -> str:
@@ -41,7 +58,9 @@ def headline(cell: Cell, row: CellResult) -> str:
             + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else "")
         )
     if row.outcome == Outcome.FALSE_REJECT.value:
-        return f"false reject: {cell.note}; the end state equals the reference's, but {verifier} failed"
+        route = "a correct run by another route: " if is_alternative(cell.family) else ""
+        same = "equals the reference's" + (" up to its reworded text" if cell.detail.get(RESTORE) else "")
+        return f"false reject: {route}{cell.note}; the end state {same}, but {verifier} failed"
     if row.reason:
         return f"{row.outcome}: {row.reason}"
     return f"{row.outcome}: {cell.note}"
@@ -55,6 +74,11 @@ def lines(cell: Cell, row: CellResult) -> list[str]:
         out.append(f"answer: {short(cell.run.answer)}")
     if row.evidence.verifier:
         out.append(f"verifier: {row.evidence.verifier} -> {'passed' if row.verdict else 'failed'}")
+    failing = [name for name, ok in (row.evidence.checks or {}).items() if not ok]
+    if failing:
+        out.append("failing checks: " + ", ".join(failing))
+    if row.outcome in (Outcome.FALSE_REJECT.value, Outcome.ALT_PASS.value):
+        out.append(f"oracle: {compared(cell)}")
     if row.outcome == Outcome.FALSE_ACCEPT.value and row.reason:
         out.append(f"why it was missed: {row.reason}")
     diffs = _differences(row)

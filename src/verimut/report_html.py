@@ -23,7 +23,7 @@ from verimut import cell_view, coverage, figures, rewards
 from verimut import summary as summary_mod
 from verimut import swap as swap_mod
 from verimut.benchmark import USER
-from verimut.faults import CONTROL
+from verimut.faults import CONTROL, is_alternative
 from verimut.records import CellResult, Manifest, Outcome, RunRecord
 from verimut.store import RUNS, Store
 
@@ -95,8 +95,12 @@ def per_task(rows: Mapping[str, CellResult], outcome: str) -> dict[str, dict[str
 
 
 def _fault_context(m: Manifest, rows: Mapping[str, CellResult], s: summary_mod.Summary) -> dict[str, Any]:
-    counts = fault_counts(m, rows)
-    families = [CONTROL, *m.families]
+    alternatives = [f for f in m.families if is_alternative(f)]
+    # The heat map and the first tables are the planted faults'; alternative runs get a table of their own.
+    counts = {
+        suite: {f: c for f, c in fams.items() if f not in alternatives} for suite, fams in fault_counts(m, rows).items()
+    }
+    families = [CONTROL, *(f for f in m.families if f not in alternatives)]
     present = [
         o
         for o in [*summary_mod.OUTCOMES, cell_view.NOT_SCORED]
@@ -113,12 +117,21 @@ def _fault_context(m: Manifest, rows: Mapping[str, CellResult], s: summary_mod.S
         {"title": "all suites" if list(kinds) == [USER] else summary_mod.kind_title(k) + ", all suites", "totals": t}
         for k, t in sorted(kinds.items(), key=lambda kt: kt[0] != USER)
     ]
-    every = [c for t in kinds.values() for c in t.values()]
+    every = [c for t in kinds.values() for f, c in t.items() if f not in alternatives]
+    alt_every = [c for t in kinds.values() for f, c in t.items() if f in alternatives]
+    alt_columns = [*summary_mod.ALT_OUTCOMES] + (
+        [cell_view.NOT_SCORED] if any(c[cell_view.NOT_SCORED] for c in alt_every) else []
+    )
     return {
         "families": families,
         "outcomes": present,
         "tables": tables,
         "col_max": {o: max([c[o] for c in every] + [1]) for o in present},
+        "alternatives": alternatives,
+        "alt_title": summary_mod.ALT_TITLE,
+        "alt_note": summary_mod.ALT_NOTE,
+        "alt_outcomes": alt_columns,
+        "alt_col_max": {o: max([c[o] for c in alt_every] + [1]) for o in alt_columns},
         "heatmap": figures.outcome_heatmaps(counts, present, families) if counts else None,
         "fa_per_task": fas,
         "fa_figure": (

@@ -16,13 +16,24 @@ from typing import Any
 
 import msgspec
 
-from verimut import coverage, rewards
+from verimut import coverage, evidence, rewards
 from verimut.benchmark import USER
-from verimut.faults import CONTROL
+from verimut.faults import CONTROL, is_alternative
 from verimut.records import Cell, CellResult, Manifest, Outcome
 from verimut.store import Store
 
 OUTCOMES = [o.value for o in Outcome]
+# The columns of the alternative runs' table: what a correct run by another route can come to.
+ALT_OUTCOMES = [
+    o.value for o in (Outcome.ALT_PASS, Outcome.FALSE_REJECT, Outcome.REFUSED, Outcome.INCOMPLETE, Outcome.ERROR)
+]
+ALT_TITLE = "Alternative runs: correct runs by another route"
+ALT_NOTE = (
+    "Each cell does what the task asks by another route (extra reads, commuting writes reordered, unpinned free "
+    "text reworded, an idempotent write repeated). alt_pass: the oracle finds the reference's end state (alt-text: "
+    "once the reworded text is put back) and the verifier passes; false_reject: same end state, the verifier fails; "
+    "refused: the edit does not apply, or the run ends elsewhere and is no alternative."
+)
 LOWER_BOUND = (
     "This audit is a lower bound: it finds only what a planted edit causes and the end-state "
     "check sees. A zero means none found, not none exists."
@@ -52,13 +63,25 @@ class Summary(msgspec.Struct):
     frame_coverage: coverage.FrameCoverage | None = None
     # kind -> family -> outcome -> n: `counts` split by task kind ("user" first), each reported apart.
     counts_by_kind: dict[str, dict[str, dict[str, int]]] = {}
+    # The families of `counts` whose cells are alternative runs (faults.ALTERNATIVE): shown apart.
+    alternative_families: list[str] = []
 
     @property
     def exit_code(self) -> int:
         return 1 if self.false_accepts else 0
 
-    def total(self, outcome: str) -> int:
-        return sum(c.get(outcome, 0) for c in self.counts.values())
+    def total(self, outcome: str, alternatives: bool | None = None) -> int:
+        """Cells with `outcome`: in every family, or only the alternative (True) or fault (False) families."""
+        return sum(
+            c.get(outcome, 0)
+            for fam, c in self.counts.items()
+            if alternatives is None or (fam in self.alternative_families) == alternatives
+        )
+
+    def split(self, counts: dict[str, dict[str, int]]) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, int]]]:
+        """A family -> outcome table as (the fault families' rows, with the control; the alternative families')."""
+        alt = set(self.alternative_families)
+        return {f: c for f, c in counts.items() if f not in alt}, {f: c for f, c in counts.items() if f in alt}
 
 
 def checks_of(row: CellResult) -> dict[str, bool]:
@@ -133,6 +156,17 @@ def _finding(m: Manifest, cell: Cell, row: CellResult) -> dict[str, Any]:
     }
 
 
+def _false_reject(m: Manifest, cell: Cell, row: CellResult) -> dict[str, Any]:
+    """A false reject: the run, the verifier's failing checks, and what the oracle found equal."""
+    return {
+        **{k: v for k, v in _finding(m, cell, row).items() if k != "why_missed"},
+        "alternative": is_alternative(cell.family),
+        "checks": checks_of(row),
+        "oracle": evidence.compared(cell),
+        "reason": row.reason,
+    }
+
+
 def build(m: Manifest, rows: Mapping[str, CellResult], c: float = rewards.DEFAULT_C) -> Summary:
     counts: dict[str, Counter[str]] = {}
     for cell in m.cells:
@@ -154,7 +188,7 @@ def build(m: Manifest, rows: Mapping[str, CellResult], c: float = rewards.DEFAUL
             for cell, r in ordered
             if r.outcome == Outcome.FALSE_ACCEPT
         ],
-        false_rejects=[_finding(m, cell, r) for cell, r in ordered if r.outcome == Outcome.FALSE_REJECT],
+        false_rejects=[_false_reject(m, cell, r) for cell, r in ordered if r.outcome == Outcome.FALSE_REJECT],
         control_failures=[
             {"cell_id": r.cell_id, "outcome": r.outcome, "reason": r.reason}
             for _, r in ordered
@@ -167,6 +201,7 @@ def build(m: Manifest, rows: Mapping[str, CellResult], c: float = rewards.DEFAUL
         seconds=round(sum(r.seconds for r in rows.values()), 3),
         frame_coverage=coverage.build(m, rows),
         counts_by_kind=by_kind(m, rows),
+        alternative_families=[f for f in counts if is_alternative(f)],
     )
     fas = summary.false_accepts
     full = sum(bool(f.get("earns_full_reward")) for f in fas)
@@ -217,17 +252,26 @@ INJECTION_NOTE = (
 )
 
 
+def _table(counts: dict[str, dict[str, int]], columns: list[str]) -> list[str]:
+    lines = ["| family | " + " | ".join(columns) + " |", "|---" * (len(columns) + 1) + "|"]
+    lines += [f"| {fam} | " + " | ".join(str(c.get(o, 0)) for o in columns) + " |" for fam, c in counts.items()]
+    return [*lines, ""]
+
+
 def markdown(s: Summary) -> str:
     lines = header("verimut audit", s)
-    present = [o for o in OUTCOMES if s.total(o)]
-    for title, counts in kind_tables(s):
+    present = [o for o in OUTCOMES if s.total(o, alternatives=False)]
+    tables = kind_tables(s)
+    for title, counts in tables:
         lines += [f"## Outcomes per fault family: {title}" if title else "## Outcomes per fault family", ""]
         if "injection" in (s.counts_by_kind or {}) and title == kind_title("injection"):
             lines += [INJECTION_NOTE, ""]
-        lines += ["| family | " + " | ".join(present) + " |", "|---" * (len(present) + 1) + "|"]
-        for fam, c in counts.items():
-            lines.append(f"| {fam} | " + " | ".join(str(c.get(o, 0)) for o in present) + " |")
-        lines.append("")
+        lines += _table(s.split(counts)[0], present)
+    if s.alternative_families:
+        lines += [f"## {ALT_TITLE}", "", ALT_NOTE, ""]
+        for title, counts in tables:
+            lines += [f"### {title}", ""] if title else []
+            lines += _table(s.split(counts)[1], ALT_OUTCOMES)
     lines.pop()
     if s.control_failures:
         lines += ["", "## Controls that FAILED (their tasks' other cells are unscorable)", ""]
@@ -257,10 +301,8 @@ def markdown(s: Summary) -> str:
             for ch in d["changed"][:3]:
                 lines.append(f"    - changed `{ch['key']}`: `{_short(ch['fields'])}`")
         lines.append("")
-    if s.false_rejects:
-        lines += ["## False rejects (end state equals the reference's, verifier failed)", ""]
-        lines += [f"- `{f['cell_id']}`: {f['edit']}" for f in s.false_rejects]
-        lines.append("")
+    if s.false_rejects or s.alternative_families:
+        lines += false_rejects(s.false_rejects)
     lines += [
         *left_out(s.telemetry, s.masked),
         f"- written arguments wrong-value left alone because the task does not pin them: {s.unpinned_arguments}",
@@ -268,6 +310,27 @@ def markdown(s: Summary) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def false_rejects(found: list[dict[str, Any]]) -> list[str]:
+    """The false rejects section: each with its run, the verifier's failing checks, and what the oracle found equal."""
+    lines = [
+        f"## False rejects (end state equals the reference's, the verifier failed): {len(found) or 'none found'}",
+        "",
+    ]
+    for f in found:
+        kind = f.get("kind", USER)
+        what = "alternative run" if f.get("alternative") else "edited run"
+        lines += [f"### `{f['cell_id']}` ({what}" + ("" if kind == USER else f", {kind} task") + ")", ""]
+        lines += [f"- edit: {f['edit']}", "- run: " + ("; ".join(f"`{a}`" for a in f["edited_run"]) or "(no actions)")]
+        failing = [name for name, ok in (f.get("checks") or {}).items() if not ok]
+        lines.append(
+            f"- verifier: `{f['verifier']}` failed" + (": " + ", ".join(f"`{c}`" for c in failing) if failing else "")
+        )
+        if f.get("oracle"):
+            lines.append(f"- oracle: {f['oracle']}")
+        lines.append("")
+    return lines
 
 
 def frame_coverage(fc: coverage.FrameCoverage) -> list[str]:

@@ -40,3 +40,21 @@ def test_a_false_accept_needs_a_delivered_edit_a_pass_and_a_different_end_state(
         assert outcome in (Outcome.CONTROL_PASS, Outcome.CONTROL_FAIL, Outcome.ERROR)
     else:
         assert outcome not in (Outcome.CONTROL_PASS, Outcome.CONTROL_FAIL)
+
+
+@given(st.booleans(), st.booleans(), st.sampled_from([True, False, None]), st.booleans())
+def test_an_alternative_run_is_judged_by_its_verdict_once_the_oracle_confirms_it(refused, delivered, verdict, same):
+    outcome = classify(
+        control=False, refused=refused, delivered=delivered, verdict=verdict, same_as_reference=same, alternative=True
+    )
+    scored = not refused and delivered and verdict is not None
+    assert (outcome is Outcome.ALT_PASS) == (scored and verdict is True and same)
+    assert (outcome is Outcome.FALSE_REJECT) == (scored and verdict is False and same)
+    # One that ends elsewhere is no alternative: refused, never a finding either way.
+    if scored and not same:
+        assert outcome is Outcome.REFUSED
+    assert outcome not in (Outcome.FALSE_ACCEPT, Outcome.REJECTED, Outcome.HARMLESS)
+    assert (outcome is Outcome.ALT_PASS) == (
+        classify(control=False, refused=refused, delivered=delivered, verdict=verdict, same_as_reference=same)
+        is Outcome.HARMLESS
+    )
