@@ -14,12 +14,39 @@ from verimut.benchmark import Adapter, Verdict
 from verimut.classify import classify, classify_swap
 from verimut.errors import AuditError, BenchmarkCrash
 from verimut.faults import as_reference_wrote, is_alternative
-from verimut.records import Cell, CellResult, Difference, Evidence, Manifest, Outcome
+from verimut.records import Cell, CellResult, Difference, Evidence, Manifest, Outcome, TaskFacts
 from verimut.replay import Replayer
 from verimut.run import Run
 
 # What scoring found so far, by `Evidence` field: gathered step by step, then made one record.
 Found = dict[str, Any]
+
+
+def differs_from_reference(cell: Cell, reference_end: Any, end: Any, ignore: list[str]) -> list[oracle.CollectionDiff]:
+    """How `end` differs from the reference's end; an alternative run's own free text put back first.
+
+    Shared with `repair.regrade`, so a repaired verifier's cells are judged by the very rule the audit used.
+    """
+    if is_alternative(cell.family):
+        end = as_reference_wrote(cell.detail, end)
+    return oracle.compare(reference_end, end, ignore)
+
+
+def outcome_of(cell: Cell, delivered: bool, verdict: bool | None, differs: list[oracle.CollectionDiff]) -> Outcome:
+    """The fixed rule for a fault-arm cell (a control, a fault, an alternative run)."""
+    return classify(
+        control=cell.is_control,
+        refused=False,
+        delivered=delivered,
+        verdict=verdict,
+        same_as_reference=not differs,
+        alternative=is_alternative(cell.family),
+    )
+
+
+def effect_missing(facts: TaskFacts, have: list[oracle.CollectionDiff]) -> oracle.Missing:
+    """What of a task's requested effect a run that changed `have` (from its start) lacks: the swap census's check."""
+    return oracle.missing(have, facts.effect, facts.free_text)
 
 
 class Scorer:
@@ -84,8 +111,7 @@ class Scorer:
             if not cell.is_control:
                 return self._row(cell, Outcome.INCOMPLETE, None, {"error": error}, reason=error)
         alternative = is_alternative(cell.family)
-        end = as_reference_wrote(cell.detail, done.end) if alternative else done.end
-        vs_reference = oracle.compare(reference_end, end, self.ignore)
+        vs_reference = differs_from_reference(cell, reference_end, done.end, self.ignore)
         vs_start = oracle.compare(done.start, done.end, self.ignore)
         evidence: Found = {
             "differs_from_reference": [Difference.of(d) for d in vs_reference],
@@ -97,14 +123,7 @@ class Scorer:
         verdict = self._verdict(lambda: self.bench.verify(done.episode, run), evidence)
         if isinstance(verdict, str):
             return self._row(cell, Outcome.ERROR, None, evidence, reason=verdict)
-        outcome = classify(
-            control=cell.is_control,
-            refused=False,
-            delivered=done.failed_at is None,
-            verdict=verdict.passed,
-            same_as_reference=not vs_reference,
-            alternative=alternative,
-        )
+        outcome = outcome_of(cell, done.failed_at is None, verdict.passed, vs_reference)
         reason = None
         if alternative and outcome is Outcome.REFUSED:
             reason = (
@@ -134,8 +153,7 @@ class Scorer:
             error = f"action #{done.failed_at} {run.actions[done.failed_at].describe()} raised: {done.steps[-1].error}"
             return self._row(cell, Outcome.INCOMPLETE, None, {**evidence, "error": error}, reason=error)
         have = oracle.compare(done.start, done.end, self.ignore)
-        facts = self.manifest.tasks[cell.task]
-        found = oracle.missing(have, facts.effect, facts.free_text)
+        found = effect_missing(self.manifest.tasks[cell.task], have)
         gaps = found.gaps
         evidence["changed_from_start"] = {d.collection: d.counts() for d in have}
         evidence["effect_missing"] = gaps
