@@ -68,6 +68,21 @@ class AddedExactly(msgspec.Struct, frozen=True):
         return f"AddedExactly({self.collection!r}, {self.count})"
 
 
+class RemovedExactly(msgspec.Struct, frozen=True):
+    """The run removes exactly `count` records from `collection`, as the reference run does."""
+
+    collection: str
+    count: int
+
+    def fails(self, diffs: Mapping[str, oracle.CollectionDiff]) -> str | None:
+        d = diffs.get(self.collection)
+        removed = len(d.removed) if d else 0
+        return None if removed == self.count else f"{self.collection}: {removed} removed, expected {self.count}"
+
+    def __str__(self) -> str:
+        return f"RemovedExactly({self.collection!r}, {self.count})"
+
+
 class Unchanged(msgspec.Struct, frozen=True):
     """The run leaves `collection` as it found it (the reference run does not touch it)."""
 
@@ -230,7 +245,7 @@ def postconditions(facts: TaskFacts) -> list[Carries]:
     return list(out.values())
 
 
-Check = AddedExactly | ItemsAddedExactly | Unchanged | ChangesWithin | Carries
+Check = AddedExactly | ItemsAddedExactly | RemovedExactly | Unchanged | ChangesWithin | Carries
 
 
 def failures(checks: Sequence[Check], start: Any, end: Any, ignore: Sequence[str]) -> list[str]:
@@ -309,20 +324,26 @@ def _candidates(m: Manifest, task: str, rows: Sequence[CellResult], ends: Mappin
             if d.collection in touched and d.collection not in differs:
                 continue  # the task's own change, as the reference makes it
             if d.collection not in touched:
-                new: Check = Unchanged(d.collection)
+                new: Check | None = Unchanged(d.collection)
             elif row.family != OUT_OF_SCOPE:
                 continue  # a duplicate inside the task's own collections: the counts' business
-            elif d.added and not any(isinstance(c, AddedExactly) and c.collection == d.collection for c in checks):
-                new = AddedExactly(d.collection, 0)  # the reference only updates there; the run also adds
-            elif d.changed:
-                ref = next(e for e in effect if e.collection == d.collection)
-                keys = sorted({c.key for c in ref.changed})
-                new = ChangesWithin(d.collection, keys, sorted({f for c in ref.changed for f in c.fields}))
             else:
-                continue
-            if new not in checks:
+                new = _within(d, next(e for e in effect if e.collection == d.collection), checks)
+            if new is not None and new not in checks:
                 checks.append(new)
     return checks
+
+
+def _within(d: oracle.CollectionDiff, ref: oracle.CollectionDiff, checks: Sequence[Check]) -> Check | None:
+    """The check naming where an out-of-scope write lands in collection `d`, which the task changes too (`ref`)."""
+    if d.added and not any(isinstance(c, AddedExactly) and c.collection == d.collection for c in checks):
+        return AddedExactly(d.collection, 0)  # the reference only updates there; the run also adds
+    if len(d.removed) != len(ref.removed):
+        return RemovedExactly(d.collection, len(ref.removed))  # the write deletes another record there
+    if d.changed:
+        keys = sorted({c.key for c in ref.changed})
+        return ChangesWithin(d.collection, keys, sorted({f for c in ref.changed for f in c.fields}))
+    return None
 
 
 def _correct_run_failing(
@@ -454,7 +475,7 @@ def module_source(m: Manifest, repairs: Sequence[TaskRepair]) -> str:
         '"""',
         "",
         "from verimut import repair",
-        "from verimut.repair import AddedExactly, Carries, ChangesWithin, ItemsAddedExactly, Unchanged",
+        "from verimut.repair import AddedExactly, Carries, ChangesWithin, ItemsAddedExactly, RemovedExactly, Unchanged",
         "",
         "# Left out of every comparison: telemetry (reads, not effects) and fields that differ",
         "# between two replays of the same run (clock stamps, generated ids).",
@@ -474,6 +495,8 @@ def module_source(m: Manifest, repairs: Sequence[TaskRepair]) -> str:
                 why = f"the reference run adds {effect.get(check.collection, 0)} records"
             elif isinstance(check, ItemsAddedExactly):
                 why = f"the reference run adds {check.count} items to {check.field}"
+            elif isinstance(check, RemovedExactly):
+                why = f"the reference run removes {check.count} records (a false accept removes another)"
             elif isinstance(check, Carries):
                 source = fix.pinned_by.get(str(check))
                 why = f"the reference writes {check.value!r} there" + (
@@ -558,6 +581,7 @@ class Report(msgspec.Struct):
     alternatives_false_rejects: int = 0  # ones the original verifier already fails (the repair cannot help)
     postcondition_checks: int = 0
     swap: str | None = None  # the swap census regraded beside the audit (--swap)
+    swap_outside_audit: int = 0  # its effect-absent acceptances of tasks the audit does not hold: left out
 
     @property
     def exit_code(self) -> int:
@@ -721,7 +745,12 @@ def markdown(r: Report) -> str:
         f"# verimut repair: {r.benchmark} {r.version}",
         "",
         f"Manifest `{r.manifest_hash[:16]}`; the checks are in `{Path(r.module).name}` (the original verifier AND them)."
-        + (f" The swap census `{r.swap}`'s effect-absent acceptances are targets too." if r.swap else ""),
+        + (f" The swap census `{r.swap}`'s effect-absent acceptances are targets too." if r.swap else "")
+        + (
+            f" {r.swap_outside_audit} of them, of tasks this audit does not hold, are left out."
+            if r.swap_outside_audit
+            else ""
+        ),
         "",
         "| | before | after the repair |",
         "|---|---|---|",
@@ -787,7 +816,8 @@ def run(
     if m.arm != "fault":
         raise AuditError(f"{store} holds a swap census; repair works on a fault-arm audit (verimut audit)")
     sm, srows = swap_census(m, swap) if swap is not None else (None, {})
-    absent = [r for r in srows.values() if r.outcome == Outcome.ACCEPTED_EFFECT_ABSENT and r.task in m.tasks]
+    every_absent = [r for r in srows.values() if r.outcome == Outcome.ACCEPTED_EFFECT_ABSENT]
+    absent = [r for r in every_absent if r.task in m.tasks]  # a task with no correct run here to check against
     fas = [r for r in rows.values() if r.outcome == Outcome.FALSE_ACCEPT]
     tasks = {r.task for r in [*fas, *absent]}
     # Every correct run of those tasks: a check one of them fails is dropped. An alternative run the
@@ -808,5 +838,6 @@ def run(
     if sm is not None:
         graded += regrade_swap(bench, sm, {r.cell_id: r for r in absent}, module)
     r = report(m, repairs, graded, path, None if swap is None else swap.directory)
+    r.swap_outside_audit = len(every_absent) - len(absent)
     store.write_repair_summary(r, markdown(r))
     return r

@@ -142,7 +142,7 @@ def test_bad_swap_input_is_one_line(tmp_path, banking_audit, banking_swap, paid)
     shutil.copytree(banking_swap, other)
     sm = Store(other).read_manifest()
     with pytest.raises(AuditError, match="is a census of agentdojo v1.1; the audit is of agentdojo v1.2"):
-        repair.swap_census(msgspec.structs.replace(m, version="v1.2"), _rewritten(other, sm, version="v1.1"))
+        repair.swap_census(m, _rewritten(other, sm, version="v1.1"))
 
 
 def _rewritten(directory: Path, sm, **changes) -> Store:

@@ -112,3 +112,12 @@ def test_postconditions_leave_out_free_text_and_generated_ids():
         "Carries('pay', 'amount', 5.0)",
         "Carries('pay', 'amount', 2, key='3')",
     ]
+
+
+def test_removed_exactly_counts_removals():
+    start = {"files": [{"id_": "1", "name": "a"}, {"id_": "2", "name": "b"}, {"id_": "3", "name": "c"}]}
+    one = {"files": start["files"][1:]}
+    two = {"files": start["files"][2:]}
+    check = repair.RemovedExactly("files", 1)
+    assert repair.failures([check], start, one, []) == []
+    assert repair.failures([check], start, two, []) == ["files: 2 removed, expected 1"]
