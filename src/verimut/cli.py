@@ -414,8 +414,12 @@ def repair(
             + ", ".join(gate_mod.COUNTS["repair"]),
         ),
     ] = None,
+    swap: Annotated[
+        Path | None,
+        typer.Option(help="A swap census's --out (verimut swap): its effect-absent acceptances are targets too."),
+    ] = None,
 ) -> None:
-    """Write the minimal frame-condition checks for the audit's false accepts; regrade every cell with them."""
+    """Write the minimal checks for the audit's false accepts; regrade every cell (and the swap census's) with them."""
     gate = gate_mod.read(fail_on, gate_mod.Vocabulary("repair", ()))
     store = Store(directory)
     m = store.read_manifest()
@@ -424,20 +428,16 @@ def repair(
     bench = adapters.load(benchmark or m.benchmark, m.version)
     with store.lock():
         with err.status("replaying and regrading every cell with the repaired verifiers ..."):
-            r = repair_mod.run(bench, m, store.rows(), store)
+            r = repair_mod.run(bench, m, store.rows(), store, None if swap is None else Store(swap))
         page = report_html.rebuild(store)  # its before/after counts join the audit's page
     table = Table(title=f"{r.benchmark} {r.version}: the repair, regraded")
     for col in ("", "before", "after"):
         table.add_column(col)
-    table.add_row(
-        "confirmed false accepts",
-        f"{r.false_accepts} accepted",
-        f"{len(r.now_rejected)} rejected, {len(r.still_accepted)} still accepted",
-    )
-    table.add_row("controls", f"{r.controls} pass", f"{r.controls_still_passing} pass")
-    table.add_row("harmless edits", f"{r.harmless} pass", f"{r.harmless_still_passing} pass")
-    table.add_row("new false rejects", "", str(len(r.new_false_rejects) or "none found"))
+    for row in repair_mod.table(r):
+        table.add_row(*row)
     out.print(table)
+    for cid, why in repair_mod.still_open(r).items():
+        out.print(f"still accepted {cid}: {why}", highlight=False)
     out.print(f"{r.checks} checks in {r.module}; report: {directory / REPAIR / SUMMARY_MD} and {page}")
     fired = gate_mod.fired(gate, gate_mod.repair_counts(r))
     if fired:

@@ -9,17 +9,57 @@ from typing import Any
 
 import msgspec
 
-from verimut import alternatives, oracle
+from verimut import oracle
 from verimut.benchmark import Adapter, Verdict
 from verimut.classify import classify, classify_swap
 from verimut.errors import AuditError, BenchmarkCrash
 from verimut.faults import is_alternative
-from verimut.records import Cell, CellResult, Difference, Evidence, Manifest, Outcome
-from verimut.replay import Replayer
+from verimut.records import Cell, CellResult, Difference, Evidence, Manifest, Outcome, TaskFacts
+from verimut.replay import Replay, Replayer
 from verimut.run import Run
 
 # What scoring found so far, by `Evidence` field: gathered step by step, then made one record.
 Found = dict[str, Any]
+
+
+class Compared(msgspec.Struct, frozen=True):
+    """A fault-arm cell's end state against the reference's: the differences, and, for an alternative
+    run, why it is none (None: it is one; see alternatives.py)."""
+
+    differs: list[oracle.CollectionDiff]
+    not_alternative: str | None = None
+
+
+def compare_to_reference(
+    cell: Cell, reference_end: Any, replayer: Replayer, done: Replay, ignore: list[str]
+) -> Compared:
+    """How the cell's end differs from its task's reference end, by the rule for its family's kind.
+
+    Shared with `repair.regrade`, so a repaired verifier's cells are judged by the very rule the audit used.
+    """
+    if not is_alternative(cell.family):
+        return Compared(oracle.compare(reference_end, done.end, ignore))
+    differs, why = alternatives.differs(
+        cell.detail, reference_end, done.end, ignore, replayer.reference_steps(cell.task), done.steps
+    )
+    return Compared(differs, why)
+
+
+def outcome_of(cell: Cell, delivered: bool, verdict: bool | None, compared: Compared) -> Outcome:
+    """The fixed rule for a fault-arm cell (a control, a fault, an alternative run)."""
+    return classify(
+        control=cell.is_control,
+        refused=False,
+        delivered=delivered,
+        verdict=verdict,
+        same_as_reference=not compared.differs and compared.not_alternative is None,
+        alternative=is_alternative(cell.family),
+    )
+
+
+def effect_missing(facts: TaskFacts, have: list[oracle.CollectionDiff]) -> oracle.Missing:
+    """What of a task's requested effect a run that changed `have` (from its start) lacks: the swap census's check."""
+    return oracle.missing(have, facts.effect, facts.free_text)
 
 
 class Scorer:
@@ -84,14 +124,8 @@ class Scorer:
             if not cell.is_control:
                 return self._row(cell, Outcome.INCOMPLETE, None, {"error": error}, reason=error)
         alternative = is_alternative(cell.family)
-        not_alternative: str | None = None
-        if alternative:
-            reference_steps = self.replayer.reference_steps(cell.task)
-            vs_reference, not_alternative = alternatives.differs(
-                cell.detail, reference_end, done.end, self.ignore, reference_steps, done.steps
-            )
-        else:
-            vs_reference = oracle.compare(reference_end, done.end, self.ignore)
+        compared = compare_to_reference(cell, reference_end, self.replayer, done, self.ignore)
+        vs_reference = compared.differs
         vs_start = oracle.compare(done.start, done.end, self.ignore)
         evidence: Found = {
             "differs_from_reference": [Difference.of(d) for d in vs_reference],
@@ -108,17 +142,10 @@ class Scorer:
         verdict = self._verdict(lambda: self.bench.verify(done.episode, run), evidence)
         if isinstance(verdict, str):
             return self._row(cell, Outcome.ERROR, None, evidence, reason=verdict)
-        outcome = classify(
-            control=cell.is_control,
-            refused=False,
-            delivered=done.failed_at is None,
-            verdict=verdict.passed,
-            same_as_reference=not_alternative is None and not vs_reference,
-            alternative=alternative,
-        )
+        outcome = outcome_of(cell, done.failed_at is None, verdict.passed, compared)
         reason = None
         if alternative and outcome is Outcome.REFUSED:
-            reason = f"no alternative run: {not_alternative}"
+            reason = f"no alternative run: {compared.not_alternative}"
         elif outcome is Outcome.FALSE_REJECT and alternative:
             reason = f"the verifier ({verdict.detail}) fails a run the oracle finds ends as the reference does"
             if "telemetry_differs" in evidence:
@@ -145,8 +172,7 @@ class Scorer:
             error = f"action #{done.failed_at} {run.actions[done.failed_at].describe()} raised: {done.steps[-1].error}"
             return self._row(cell, Outcome.INCOMPLETE, None, {**evidence, "error": error}, reason=error)
         have = oracle.compare(done.start, done.end, self.ignore)
-        facts = self.manifest.tasks[cell.task]
-        found = oracle.missing(have, facts.effect, facts.free_text)
+        found = effect_missing(self.manifest.tasks[cell.task], have)
         gaps = found.gaps
         evidence["changed_from_start"] = {d.collection: d.counts() for d in have}
         evidence["effect_missing"] = gaps

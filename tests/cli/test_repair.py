@@ -31,10 +31,16 @@ def test_the_repair_rejects_the_duplicates_and_no_correct_run(repaired):
     assert r["controls"] == r["controls_still_passing"] == sum(x["family"] == "control" for x in ledger) == 25
     assert r["harmless"] == r["harmless_still_passing"] == sum(x["outcome"] == "harmless" for x in ledger)
     assert r["new_false_rejects"] == [] and r["regrade_mismatches"] == []
-    # a changed value of a record the reference writes is not a frame-condition gap: left alone, and said so
     unrepaired = {cid: why for t in r["tasks"] for cid, why in t["unrepaired"].items()}
     assert set(unrepaired) == set(r["still_accepted"])
-    assert all("postcondition gap" in why for why in unrepaired.values())
+    # a changed value of a record the reference writes is a postcondition gap: a `Carries` closes it
+    wrong = {c for c in fas if ":wrong-value:" in c}
+    assert wrong and wrong <= set(r["now_rejected"])
+    caught = {cid: why for t in r["tasks"] for cid, why in t["caught"].items()}
+    assert caught["banking/user_task_5:wrong-value:1.amount"] == [
+        "bank_account.transactions (added).amount: wrote 10.0, expected 5.0"
+    ]
+    assert r["alternatives"] == r["alternatives_still_passing"] > 0
     # one count assertion per collection the reference adds to, and the collections an out-of-scope write
     # changed that the reference leaves alone kept unchanged
     by_task = {t["task"]: t["checks"] for t in r["tasks"]}
