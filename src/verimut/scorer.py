@@ -9,7 +9,7 @@ from typing import Any
 
 import msgspec
 
-from verimut import oracle
+from verimut import alternatives, oracle
 from verimut.benchmark import Adapter, Verdict
 from verimut.classify import classify, classify_swap
 from verimut.errors import AuditError, BenchmarkCrash
