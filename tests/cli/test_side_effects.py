@@ -19,7 +19,7 @@ from framebench import FrameBench, FrameBenchNoFork
 from verimut import adapters, oos, oracle
 from verimut.audit import audit, select_families
 from verimut.executor import InProcess
-from verimut.faults import FAMILIES, Edit, FaultContext, OutOfScope, Refusal
+from verimut.faults import FAMILIES, Edit, FaultContext, OutOfScope, Refusal, is_alternative
 from verimut.manifest import build
 from verimut.pinned import ValueIndex
 from verimut.run import Action, Run
@@ -318,6 +318,7 @@ def test_banking_keeps_every_existing_cell_exactly_and_adds_only_new_ones(agentd
     old = {r["cell_id"]: r for r in stored["ledger"]}
     assert {cid: now.get(cid) for cid in old} == old
     new = sorted(set(now) - set(old))
-    assert all(cid.split(":")[1] == "extra-oos" or ":at-" in cid for cid in new)
+    # new: the side-effect families (issue 15) and the alternative runs (issue 16)
+    assert all(cid.split(":")[1] == "extra-oos" or ":at-" in cid or is_alternative(cid.split(":")[1]) for cid in new)
     assert "banking/user_task_15:extra:at-0" in new and "banking/user_task_15:omit:at-2" in new
     assert "banking/user_task_0:extra-oos:send_money@bank_account.transactions" in new
