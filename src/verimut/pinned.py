@@ -63,6 +63,7 @@ def pin_source(value: Any, instruction: str, reads: Sequence[tuple[int, str, str
     """Where `value`, written as argument `arg`, is pinned from. `reads` are (index, tool, output) of earlier reads.
 
     A boolean is pinned only by the instruction naming its argument: "True" in a read says nothing about it.
+    Only a boolean needs `arg`; a string or number is pinned (or not) whatever it is written as.
     """
     if isinstance(value, bool):
         return f"instruction names {' '.join(arg_words(arg))!r}" if _names(instruction, arg) else None
