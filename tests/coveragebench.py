@@ -42,10 +42,15 @@ class CoverageBench:
         return Run((Action("list", {"of": collection}), Action("add", {"to": collection, "record": record})), "Done.")
 
     def execute(self, episode, action):
+        # A collection that does not exist (wrong-value's synthesized "itemt") is refused, as a real
+        # benchmark's tool refuses it: an adapter reports what raised in `Step.error`.
+        collection = action.args["to" if action.name == "add" else "of"]
+        if collection not in START:
+            return Step("", error=f"no collection {collection!r}")
         if action.name == "add":
-            episode[action.args["to"]].append(action.args["record"])
+            episode[collection].append(action.args["record"])
             return Step("ok")
-        return Step(", ".join(episode[action.args["of"]]))
+        return Step(", ".join(episode[collection]))
 
     def is_write(self, action):
         return action.name == "add"

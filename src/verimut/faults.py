@@ -21,7 +21,7 @@ import msgspec
 
 from verimut import forms
 from verimut.alternatives import RESTORE, SAME_READS, reads_kept
-from verimut.pinned import ValueIndex, alternative, pins
+from verimut.pinned import ValueIndex, pins, vary
 from verimut.registry import Registry
 from verimut.run import Action, Run
 
@@ -190,7 +190,11 @@ def partial(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
 
 @family("wrong-value")
 def wrong_value(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
-    """Move one pinned written argument to another legal value of its kind (one variant per argument)."""
+    """Move one pinned written argument to another legal value of its kind (one variant per argument).
+
+    A value from the start state comes first; a string the state has no other of gets a synthesized
+    one of the same shape, and the edit says so (`detail["synthesized"]`). Unpinned arguments are left alone.
+    """
     found = pins(run, ctx.writes, ctx.outputs, ctx.instruction)
     if not found:
         return _NO_WRITE
@@ -200,19 +204,25 @@ def wrong_value(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
     for pin in found:
         if pin.source is None:
             continue
-        moved = alternative(pin.value, pin.arg, ctx.values, used)
-        if moved is None:
+        varied = vary(pin.value, pin.arg, ctx.values, used)
+        if varied is None:
             unmoved.append(f"#{pin.action}.{pin.arg}")
             continue
+        moved = varied.value
         actions = list(run.actions)
         old = actions[pin.action]
         actions[pin.action] = msgspec.structs.replace(old, args={**old.args, pin.arg: moved})
+        why = f"pinned by {pin.source}"
+        detail = {"action": pin.action, "arg": pin.arg, "from": pin.value, "to": moved, "pinned_by": pin.source}
+        if varied.synthesized:
+            why = f"synthesized: no other value of its kind in the start state; {why}"
+            detail["synthesized"] = True
         edits.append(
             Edit(
                 f"{pin.action}.{pin.arg}",
                 run.replace_actions(actions),
-                f"#{pin.action} {old.name}: {pin.arg} {pin.value!r} -> {moved!r} (pinned by {pin.source})",
-                {"action": pin.action, "arg": pin.arg, "from": pin.value, "to": moved, "pinned_by": pin.source},
+                f"#{pin.action} {old.name}: {pin.arg} {pin.value!r} -> {moved!r} ({why})",
+                detail,
             )
         )
     if edits:

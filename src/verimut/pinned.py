@@ -1,14 +1,20 @@
 """Pinned values: written values the task fixes, and other legal values of the same kind.
 
 A value is pinned when it appears in the instruction, or in what an earlier read of the
-reference run returned, or is a number. Only pinned values are varied by wrong-value:
+reference run returned, or is a number; a boolean is pinned when the instruction names its
+argument ("make it recurring" pins `recurring`). Only pinned values are varied by wrong-value:
 a verifier that accepts another free-text subject is right to.
+
+Another value comes from the start state when it holds one of the same kind; failing that a
+number, date or time moves by one step, a boolean flips, and any other string is synthesized
+in the same shape (`synthesize`).
 """
 
 from __future__ import annotations
 
 import datetime
 import re
+import string
 from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
@@ -20,6 +26,8 @@ from verimut.run import Run
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(:\d{2})?$")
+_EMAIL = re.compile(r"^([^@\s]+)(@[^@\s]+\.[^@\s]+)$")
+_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
 
 class ArgPin(msgspec.Struct, frozen=True):
@@ -38,15 +46,34 @@ def _mentions(text: str, value: str) -> bool:
     return re.search(r"(?<!\w)" + re.escape(value) + r"(?!\w)", text) is not None
 
 
-def pin_source(value: Any, instruction: str, reads: Sequence[tuple[int, str, str]]) -> str | None:
-    """Where `value` is pinned from. `reads` are (index, tool, output) of earlier reads."""
-    if isinstance(value, bool) or value is None:
+def arg_words(arg: str) -> list[str]:
+    """The words of an argument's name, lowercased: `is_recurring` and `isRecurring` are both ["recurring"].
+
+    Words under three letters ("is", "to", "id") are dropped: the instruction says them for other reasons.
+    """
+    return [w.lower() for w in _WORD.findall(arg) if len(w) >= 3]
+
+
+def _names(instruction: str, arg: str) -> bool:
+    words = arg_words(arg)
+    return bool(words) and all(re.search(rf"(?<!\w){re.escape(w)}(?!\w)", instruction, re.IGNORECASE) for w in words)
+
+
+def pin_source(value: Any, instruction: str, reads: Sequence[tuple[int, str, str]], arg: str = "") -> str | None:
+    """Where `value`, written as argument `arg`, is pinned from. `reads` are (index, tool, output) of earlier reads.
+
+    A boolean is pinned only by the instruction naming its argument: "True" in a read says nothing about it.
+    Only a boolean needs `arg`; a string or number is pinned (or not) whatever it is written as.
+    """
+    if isinstance(value, bool):
+        return f"instruction names {' '.join(arg_words(arg))!r}" if _names(instruction, arg) else None
+    if value is None:
         return None
     if isinstance(value, (int, float)):
         return "number"
     if isinstance(value, list):
         for item in value:
-            source = pin_source(item, instruction, reads)
+            source = pin_source(item, instruction, reads, arg)
             if source is not None:
                 return source
         return None
@@ -68,7 +95,7 @@ def pins(run: Run, writes: Sequence[bool], outputs: Sequence[str], instruction: 
             continue
         reads = [(j, run.actions[j].name, outputs[j]) for j in range(i) if not writes[j]]
         for arg, value in action.args.items():
-            out.append(ArgPin(i, arg, value, pin_source(value, instruction, reads)))
+            out.append(ArgPin(i, arg, value, pin_source(value, instruction, reads, arg)))
     return out
 
 
@@ -125,7 +152,8 @@ def alternative(value: Any, arg: str, index: ValueIndex, used: frozenset[Any] = 
 
     A list loses its last element (a one-element list has it moved instead); a scalar
     moves to another value of a start-state field it sits in (same collection, same
-    field), or of a field named like the argument; failing that a number moves by one and a date by one day.
+    field), or of a field named like the argument; failing that a number moves by one, a date by one day
+    and a boolean flips. (A string with no other value of its kind: `vary`.)
     A state value that is not among `used` (the run's own argument values) comes first: a value
     the run already uses elsewhere is often the acting user, or another target of the same task.
     """
@@ -136,7 +164,9 @@ def alternative(value: Any, arg: str, index: ValueIndex, used: frozenset[Any] = 
             moved = alternative(value[0], arg, index, used)
             return None if moved is None else [moved]
         return None
-    if isinstance(value, bool) or value is None:
+    if isinstance(value, bool):
+        return not value
+    if value is None:
         return None
     places = index.places_of.get(_key(value), []) or index.places_named(arg)
     others = [o for p in places for o in index.by_place[p] if o != value and _same_kind(value, o)]
@@ -149,4 +179,57 @@ def alternative(value: Any, arg: str, index: ValueIndex, used: frozenset[Any] = 
     if isinstance(value, str) and _DATETIME.match(value):
         moved = datetime.datetime.fromisoformat(value) + datetime.timedelta(hours=1)
         return moved.strftime("%Y-%m-%d %H:%M" if len(value) == 16 else "%Y-%m-%d %H:%M:%S").replace(" ", value[10])
+    return None
+
+
+# --- synthesized values ------------------------------------------------------------------
+
+
+def _cycle(chars: str) -> dict[str, str]:
+    return dict(zip(chars, chars[1:] + chars[0]))
+
+
+# ASCII only: a letter outside it has no obvious "next" of the same class, and is left as it is.
+_NEXT = {**_cycle(string.digits), **_cycle(string.ascii_lowercase), **_cycle(string.ascii_uppercase)}
+
+
+def synthesize(value: str) -> str | None:
+    """Another string of the same shape, a near miss nobody wrote: for a pinned value the start state
+    has no other of. An email keeps its domain and changes its local part (the domain only when the
+    local part has no letter or digit). Any other string keeps its length and the class of every
+    character: digit, upper, lower, and anything else unchanged. The last ASCII letter or digit moves
+    to the next of its class (9 to 0, z to a): "GB29" -> "GB20", "Smith" -> "Smiti".
+
+    Deterministic, and never the input; None only when there is no ASCII letter or digit to change.
+    """
+    email = _EMAIL.match(value)
+    if email:
+        local = synthesize(email.group(1))
+        if local is not None:
+            return local + email.group(2)
+    for i in range(len(value) - 1, -1, -1):
+        if value[i] in _NEXT:
+            return value[:i] + _NEXT[value[i]] + value[i + 1 :]
+    return None
+
+
+class Varied(msgspec.Struct, frozen=True):
+    """The value wrong-value writes instead, and whether it was synthesized (the start state had none)."""
+
+    value: Any
+    synthesized: bool = False
+
+
+def vary(value: Any, arg: str, index: ValueIndex, used: frozenset[Any] = frozenset()) -> Varied | None:
+    """Another value for a pinned argument: `alternative`, failing that a synthesized string
+    (a one-element list has its element synthesized); None when neither has one."""
+    moved = alternative(value, arg, index, used)
+    if moved is not None:
+        return Varied(moved)
+    if isinstance(value, str):
+        made = synthesize(value)
+        return None if made is None else Varied(made, synthesized=True)
+    if isinstance(value, list) and len(value) == 1 and isinstance(value[0], str):
+        made = synthesize(value[0])
+        return None if made is None else Varied([made], synthesized=True)
     return None

@@ -96,6 +96,30 @@ def test_wrong_value_moves_an_id_to_another_record_of_the_same_collection(agentd
     assert (cell.detail["from"], cell.detail["to"]) == (7, 6)
 
 
+def test_wrong_value_flips_a_boolean_the_instruction_names_and_no_other():
+    pay = Action("schedule_transaction", {"recipient": "GB11", "recurring": False, "notify": True})
+    ctx = FaultContext((True,), ("",), "Schedule a non-recurring payment to GB11", ValueIndex({}, {}), (True,))
+    edits = faults.wrong_value(Run((pay,)), ctx)
+    assert isinstance(edits, list)
+    by_arg = {e.detail["arg"]: e for e in edits}
+    assert set(by_arg) == {"recipient", "recurring"}  # `notify` is not named: left alone
+    flipped = by_arg["recurring"]
+    assert flipped.run.actions[0].args == {"recipient": "GB11", "recurring": True, "notify": True}
+    assert flipped.detail["pinned_by"] == "instruction names 'recurring'"
+    assert "synthesized" not in flipped.detail  # a boolean's other value is not made up
+    # GB11 has no other value of its kind in this (empty) start state: a synthesized one, and said so.
+    made = by_arg["recipient"]
+    assert (made.detail["to"], made.detail["synthesized"]) == ("GB12", True)
+    assert "(synthesized: no other value of its kind in the start state; pinned by instruction)" in made.note
+
+
+def test_wrong_value_still_leaves_unpinned_free_text_alone():
+    write = Action("send_email", {"subject": "Hello there", "urgent": True})
+    ctx = FaultContext((True,), ("",), "Email Bob", ValueIndex({}, {}), (True,))
+    result = faults.wrong_value(Run((write,)), ctx)
+    assert result == Refusal("no pinned written value (2 unpinned argument(s) left alone)")
+
+
 def test_registering_a_family_is_one_decorated_function():
     name = "test-drop-first"
     try:
