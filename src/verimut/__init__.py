@@ -1,3 +1,3 @@
 """verimut: audit the task verifiers of agent benchmarks for false accepts."""
 
-__version__ = "0.3.0"
+__version__ = "0.4.0"

@@ -318,7 +318,15 @@ def test_banking_keeps_every_existing_cell_exactly_and_adds_only_new_ones(agentd
     old = {r["cell_id"]: r for r in stored["ledger"]}
     assert {cid: now.get(cid) for cid in old} == old
     new = sorted(set(now) - set(old))
-    # new: the side-effect families (issue 15) and the alternative runs (issue 16)
-    assert all(cid.split(":")[1] == "extra-oos" or ":at-" in cid or is_alternative(cid.split(":")[1]) for cid in new)
+    # new: the side-effect families (issue 15), the alternative runs and the boolean wrong-value
+    # reaches now that the instruction names it (issue 16)
+    assert all(
+        cid.split(":")[1] == "extra-oos" or ":at-" in cid or is_alternative(cid.split(":")[1])
+        for cid in new
+        if cid != "banking/user_task_6:wrong-value:1.recurring"
+    )
+    assert now["banking/user_task_6:wrong-value:1.recurring"]["evidence"]["detail"]["pinned_by"] == (
+        "instruction names 'recurring'"
+    )
     assert "banking/user_task_15:extra:at-0" in new and "banking/user_task_15:omit:at-2" in new
     assert "banking/user_task_0:extra-oos:send_money@bank_account.transactions" in new
