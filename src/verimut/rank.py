@@ -23,7 +23,7 @@ from rich.console import Console
 from rich.table import Table
 
 from verimut.errors import AuditError
-from verimut.faults import CONTROL
+from verimut.faults import CONTROL, is_alternative
 from verimut.records import Outcome
 from verimut.store import Store
 
@@ -49,7 +49,8 @@ class Row(msgspec.Struct, frozen=True):
 
 
 class Budget(msgspec.Struct, frozen=True):
-    """alpha: share of eligible tasks with a confirmed false accept; beta: share of controls that failed."""
+    """alpha: share of eligible tasks with a confirmed false accept; beta: share of tasks whose verifier
+    fails a correct run (its control, or an alternative run)."""
 
     alpha: float
     beta: float
@@ -208,11 +209,15 @@ def budget_from_audit(directory: Path) -> Budget:
             "run the audit again with the same --out to finish it"
         )
     control: dict[str, str] = {}
-    tried: set[str] = set()  # tasks with an edit that applied
+    tried: set[str] = set()  # tasks with a fault edit that applied
     accepted: set[str] = set()  # tasks with a confirmed false accept
+    rejects_alternative: set[str] = set()  # tasks whose verifier fails a correct run by another route
     for row in rows.values():
         if row.family == CONTROL:
             control[row.task] = row.outcome
+        elif is_alternative(row.family):
+            if row.outcome == Outcome.FALSE_REJECT.value:
+                rejects_alternative.add(row.task)
         elif row.outcome != Outcome.REFUSED.value:
             tried.add(row.task)
             if row.outcome == Outcome.FALSE_ACCEPT.value:
@@ -223,7 +228,10 @@ def budget_from_audit(directory: Path) -> Budget:
     if not eligible:
         raise AuditError(f"{directory}: no task has a passing control and an edit that applied, so no alpha")
     alpha_k, alpha_n = len(accepted & eligible), len(eligible)
-    beta_k, beta_n = verdicts.count(Outcome.CONTROL_FAIL.value), len(verdicts)
+    # beta: tasks whose verifier fails a correct run, the reference itself or an alternative the oracle confirmed.
+    judged = {t for t, o in control.items() if o in (Outcome.CONTROL_PASS.value, Outcome.CONTROL_FAIL.value)}
+    failing = {t for t in judged if control[t] == Outcome.CONTROL_FAIL.value} | (rejects_alternative & judged)
+    beta_k, beta_n = len(failing), len(verdicts)
     return Budget(alpha_k / alpha_n, beta_k / beta_n, alpha_k, alpha_n, beta_k, beta_n, str(directory))
 
 

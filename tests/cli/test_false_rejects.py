@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import verimut
-from verimut import reproduce
+from verimut import rank, reproduce
 
 REJECT = "order/add_both:alt-order:1-2"
 
@@ -101,3 +101,11 @@ def test_junit_fails_the_false_reject_and_passes_the_alt_pass(audit, tmp_path):
     assert reject[: reject.index("</testcase>")].count('<failure message="false reject: a correct run by another') == 1
     passed = xml[xml.index('name="alt-reads:again-0"') :]
     assert "<failure" not in passed[: passed.index("</testcase>")]
+
+
+def test_a_false_reject_counts_in_the_rank_budgets_beta(audit):
+    # beta: the share of tasks whose verifier fails a correct run. Both controls pass here, so only the
+    # alt-order false reject of order/add_both puts a task there; alternatives do not make a task eligible for alpha.
+    b = rank.budget_from_audit(audit)
+    assert (b.beta_k, b.beta_n) == (1, 2)
+    assert b.alpha_k == 0
