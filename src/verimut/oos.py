@@ -101,10 +101,10 @@ def outside(change: Sequence[oracle.CollectionDiff], effect: Sequence[oracle.Col
 
 
 def _touches_outside(d: oracle.CollectionDiff, e: oracle.CollectionDiff) -> bool:
-    keys = {x["key"] for x in (*e.added, *e.removed) if _is_keyed(x)} | {c.key for c in e.changed}
+    keys = {x["key"] for x in (*e.added, *e.removed) if oracle.is_keyed_item(x)} | {c.key for c in e.changed}
     contents = {_content(x) for x in (*e.added, *e.removed)}
     for x in (*d.added, *d.removed):
-        if _is_keyed(x) and x["key"] in keys:
+        if oracle.is_keyed_item(x) and x["key"] in keys:
             continue
         if _content(x) in contents:
             continue
@@ -116,12 +116,8 @@ def _touches_outside(d: oracle.CollectionDiff, e: oracle.CollectionDiff) -> bool
     return False
 
 
-def _is_keyed(item: Any) -> bool:
-    return isinstance(item, dict) and set(item) == {"key", "record"}
-
-
 def _record(item: Any) -> Any:
-    return item["record"] if _is_keyed(item) else item
+    return item["record"] if oracle.is_keyed_item(item) else item
 
 
 def trial(

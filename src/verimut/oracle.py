@@ -241,7 +241,8 @@ def compare(a: Any, b: Any, ignore: Iterable[str]) -> list[CollectionDiff]:
 # --- is one effect part of another ------------------------------------------------------
 
 
-def _is_keyed_item(item: Any) -> bool:
+def is_keyed_item(item: Any) -> bool:
+    """Whether `item` is a keyed record as a diff lists it: {"key": ..., "record": ...}."""
     return isinstance(item, dict) and set(item) == {"key", "record"}
 
 
@@ -251,7 +252,7 @@ def _content(item: Any) -> bytes:
     A keyed record's key counts only when it is not just the record's own id field (a file
     name or a user name is part of the effect; transaction 8 vs 9 depends on what ran before).
     """
-    if not _is_keyed_item(item):
+    if not is_keyed_item(item):
         return canonical(item)
     key, record = item["key"], item["record"]
     if isinstance(record, dict):
@@ -263,8 +264,8 @@ def _content(item: Any) -> bytes:
 
 def _loose_equal(want: Any, had: Any, free: frozenset[str]) -> bool:
     """Equal once the fields where `want` holds free text (and `had` some string) are set aside."""
-    wr = want["record"] if _is_keyed_item(want) else want
-    hr = had["record"] if _is_keyed_item(had) else had
+    wr = want["record"] if is_keyed_item(want) else want
+    hr = had["record"] if is_keyed_item(had) else had
     if not isinstance(wr, dict) or not isinstance(hr, dict) or set(wr) != set(hr):
         return False
     blank = {f for f, v in wr.items() if isinstance(v, str) and v in free and isinstance(hr[f], str)}
@@ -273,7 +274,7 @@ def _loose_equal(want: Any, had: Any, free: frozenset[str]) -> bool:
 
     def aside(item: Any, record: dict[str, Any]) -> Any:
         record = {f: (None if f in blank else v) for f, v in record.items()}
-        return {"key": item["key"], "record": record} if _is_keyed_item(item) else record
+        return {"key": item["key"], "record": record} if is_keyed_item(item) else record
 
     return _content(aside(want, wr)) == _content(aside(had, hr))
 
@@ -302,7 +303,7 @@ def missing(have: Sequence[CollectionDiff], want: Sequence[CollectionDiff], free
             unused = list(had)
             contents = [_content(x) for x in unused]
             for x in wanted:
-                record = x["record"] if _is_keyed_item(x) else x
+                record = x["record"] if is_keyed_item(x) else x
                 c = _content(x)
                 if c in contents:
                     n = contents.index(c)
@@ -335,7 +336,7 @@ def strings(effect: Sequence[CollectionDiff]) -> set[str]:
     out: set[str] = set()
     for d in effect:
         for item in (*d.added, *d.removed):
-            record = item["record"] if _is_keyed_item(item) else item
+            record = item["record"] if is_keyed_item(item) else item
             if isinstance(record, dict):
                 out.update(v for v in record.values() if isinstance(v, str))
         for ch in d.changed:

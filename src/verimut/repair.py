@@ -204,16 +204,12 @@ def written(d: oracle.CollectionDiff, field: str | None, key: str | None) -> lis
         # the oracle diffs a non-dict record as its one field "value"
         got = [c.fields[field or "value"][1] for c in d.changed if c.key == key and (field or "value") in c.fields]
     else:
-        records = [x["record"] if _is_keyed_item(x) else x for x in d.added]
+        records = [x["record"] if oracle.is_keyed_item(x) else x for x in d.added]
         if field is None:
             got = [r for r in records if not isinstance(r, dict)]
         else:
             got = [r[field] for r in records if isinstance(r, dict) and field in r]
     return [msgspec.to_builtins(v) for v in got]
-
-
-def _is_keyed_item(item: Any) -> bool:
-    return isinstance(item, dict) and set(item) == {"key", "record"}
 
 
 ID_FIELDS = ("id", "id_")  # an added record's own id: generated, so no postcondition names it
@@ -230,7 +226,7 @@ def postconditions(facts: TaskFacts) -> list[Carries]:
     for d in facts.effect:
         added: list[Carries] = []
         for item in d.added:
-            record = item["record"] if _is_keyed_item(item) else item
+            record = item["record"] if oracle.is_keyed_item(item) else item
             if isinstance(record, dict):
                 added += [Carries(d.collection, f, v) for f, v in record.items() if f not in ID_FIELDS and pinned(v)]
             elif pinned(record):
