@@ -83,8 +83,14 @@ def test_each_generator_gets_the_outcome_its_tests_imply(audit):
     duplicates = {c for c in fas if c.split(":")[1] in ("extra", "extra-ni")}
     assert {c.split("_")[0] for c in duplicates} == set(BLIND)
     assert {f"{g}_{n}:{f}" for g in BLIND for n in (1, 2, 3) for f in ("extra", "extra-ni")} <= duplicates
-    # the rest are writes the task never asked for (another task's), passed by verifiers that count only their own
-    assert fas - duplicates and all(":extra-oos:" in c for c in fas - duplicates)
+    # then writes the task never asked for (another task's), passed by verifiers that count only their own
+    oos = {c for c in fas if ":extra-oos:" in c}
+    assert oos
+    # and the rest: a near miss of the description the instruction pins ('work dinner' -> 'work dinnes', synthesized:
+    # the start state holds no other description), which the venmo generators' tests never read
+    wrong = fas - duplicates - oos
+    assert wrong and all(c.split(":")[1] == "wrong-value" and c.endswith(".description") for c in wrong)
+    assert all(r[c]["evidence"]["detail"]["synthesized"] for c in wrong)
     # dropping writes never passes
     assert all(r[f"{t}:{f}"]["outcome"] == "rejected" for t in TASKS for f in ("claim-only", "omit"))
     summary = json.loads((audit / "summary.json").read_text())
