@@ -105,12 +105,19 @@ def _swap_table(c: swap_mod.Census) -> Table:
             if key == "control":
                 ok = n.get("control_pass", 0)
                 table.add_row(
-                    suite, "diag (control)", str(n["cells"]), str(n.get("scored", 0)), f"{ok}/{n['cells']}", "", "", ""
+                    swap_mod.suite_title(suite),
+                    "diag (control)",
+                    str(n["cells"]),
+                    str(n.get("scored", 0)),
+                    f"{ok}/{n['cells']}",
+                    "",
+                    "",
+                    "",
                 )
                 continue
             other = sum(v for k, v in n.items() if k not in ("cells", "scored", "valid", "passed", *swap_mod.VALID))
             table.add_row(
-                suite,
+                swap_mod.suite_title(suite),
                 f"rung {key}" if key != "read-only" else "read-only",
                 str(n["cells"]),
                 str(n.get("valid", 0)),

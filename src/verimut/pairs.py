@@ -24,7 +24,13 @@ RUNGS = {
 
 
 def suite_of(task: str) -> str:
+    """A task's suite: its id's prefix before "/"; "" when ids have none (AppWorld): one suite, all tasks."""
     return task.split("/", 1)[0] if "/" in task else ""
+
+
+def suite_title(suite: str) -> str:
+    """How a suite is named in reports: "" (ids without a suite) is every task of the benchmark."""
+    return suite or "all tasks"
 
 
 def rung(i: TaskFacts, j: TaskFacts) -> tuple[str, str]:

@@ -199,13 +199,14 @@ def _swap_context(m: Manifest, rows: Mapping[str, CellResult], c: swap_mod.Censu
             cells[(cell.task, cell.run_task)] = (rung, row.outcome if row else cell_view.NOT_SCORED)
         # A large suite gets the page's whole width, or its labels and marks are too small to read.
         wide = len(tasks) > 25
-        matrices.append({"suite": suite, "figure": figures.swap_matrix(suite, tasks, cells), "wide": wide})
+        title = swap_mod.suite_title(suite)
+        matrices.append({"suite": title, "figure": figures.swap_matrix(title, tasks, cells), "wide": wide})
     by_verifier: dict[str, list[str]] = {}
     for a in c.false_accepts:
         by_verifier.setdefault(a["verifier_task"], []).append(a["cell_id"])
     return {
         "fa_per_task": by_verifier,
-        "table": c.table,
+        "table": {swap_mod.suite_title(s): rows_ for s, rows_ in c.table.items()},
         "rung_names": swap_mod.RUNGS,
         "matrices": matrices,
         "present": [a for a in c.acceptances if a["outcome"] == Outcome.ACCEPTED_EFFECT_PRESENT.value],

@@ -32,7 +32,7 @@ import msgspec
 
 from verimut import summary
 from verimut.faults import CONTROL
-from verimut.pairs import RUNGS, SWAP, grid, rung, suite_of
+from verimut.pairs import RUNGS, SWAP, grid, rung, suite_of, suite_title
 from verimut.records import Cell, CellResult, Manifest, Outcome
 from verimut.store import Store
 
@@ -50,6 +50,7 @@ __all__ = [
     "markdown",
     "rung",
     "suite_of",
+    "suite_title",
     "write",
 ]
 
@@ -180,12 +181,12 @@ def markdown(c: Census) -> str:
             if key == CONTROL:
                 passed = n.get(Outcome.CONTROL_PASS.value, 0)
                 lines.append(
-                    f"| {suite} | Diag (control) | {n['cells']} | {n.get('scored', 0)} | {passed}/{n['cells']} pass | | | |"
+                    f"| {suite_title(suite)} | Diag (control) | {n['cells']} | {n.get('scored', 0)} | {passed}/{n['cells']} pass | | | |"
                 )
                 continue
             other = {k: v for k, v in n.items() if k not in ("cells", "scored", "valid", "passed", *VALID)}
             lines.append(
-                f"| {suite} | {RUNGS[key]} | {n['cells']} | {n.get('valid', 0)} | {n.get('passed', 0)} "
+                f"| {suite_title(suite)} | {RUNGS[key]} | {n['cells']} | {n.get('valid', 0)} | {n.get('passed', 0)} "
                 f"| {n.get(ACCEPTED[0], 0)} | {n.get(ACCEPTED[1], 0)} | "
                 + (", ".join(f"{k} {v}" for k, v in other.items()) or "")
                 + " |"

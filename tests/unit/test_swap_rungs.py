@@ -30,3 +30,22 @@ def test_rungs_are_symmetric_and_follow_their_definitions(a, wa, b, wb) -> None:
         assert r == "read-only"
     else:
         assert r == ("1" if set(wa) == set(wb) else "2" if set(wa) & set(wb) else "3")
+
+
+def test_ids_without_a_suite_are_one_suite_and_prefixed_ids_pair_within_theirs() -> None:
+    """AppWorld's ids ("venmosend_1") have no "/": every ordered pair is a cell; AgentDojo's stay per suite."""
+    run = facts([Action("send", {})], ["x.rows"])
+    flat = swap.grid(dict.fromkeys(["a_1", "a_2", "b_1"], run))
+    assert {swap.suite_of(c.task) for c in flat} == {""} and len(flat) == 9
+    assert {(c.task, c.run_task) for c in flat} == {
+        (i, j) for i in ("a_1", "a_2", "b_1") for j in ("a_1", "a_2", "b_1")
+    }
+    prefixed = swap.grid(dict.fromkeys(["s/u1", "s/u2", "t/u1"], run))
+    assert {(c.task, c.run_task) for c in prefixed} == {
+        ("s/u1", "s/u1"),
+        ("s/u1", "s/u2"),
+        ("s/u2", "s/u1"),
+        ("s/u2", "s/u2"),
+        ("t/u1", "t/u1"),
+    }
+    assert [swap.suite_title(s) for s in ("", "banking")] == ["all tasks", "banking"]

@@ -10,7 +10,8 @@ earlier episodes are finished with.
   call recorded at the requester (the object every `apis.<app>.<api>` call goes through).
 - The end state is every row of the models the task can touch (its required apps' models, and
   any model the episode changed), keyed by model and id, read before the evaluator runs.
-- The verifier is the task's shipped evaluator, unmodified, with its per-test results.
+- The verifier is the task's shipped evaluator, unmodified, with its per-test results; `verify_as`
+  calls another task's evaluator on an episode the way AppWorld's own `evaluate_task` calls it.
 """
 
 from __future__ import annotations
@@ -171,13 +172,68 @@ class AppWorldBench:
         return state
 
     def verify(self, episode: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
+        return _verdict(self._world(episode).evaluate())
+
+    def verify_as(self, task: str, episode: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
+        """Grade the episode (another task's run, from that task's start) with `task`'s shipped evaluator.
+
+        The steps of `appworld.evaluator.evaluate_task`, which can grade a task only against its own
+        world, with one change: the start and end states are the episode's (its task's clean start,
+        and the live world's end), while the evaluation module, its data, the expected answer, the
+        supervisor and the frozen date are `task`'s. The answer the evaluator reads is the one the
+        run itself submitted (it is in the end state), never `task`'s gold answer. The report file
+        `evaluate_task` writes is not written: it would be filed under the episode's own task.
+        """
+        from appworld.apps.api_lib import set_local_date_and_time
+        from appworld.apps.model_lib import get_db_home_path
+        from appworld.collections.models import ModelCollection, ModelCollectionPair
+        from appworld.common.constants import DB_VERSION
+        from appworld.common.path_store import path_store
+        from appworld.evaluator import TestTracker
+        from appworld.task import Task
+
         world = self._world(episode)
-        tracker = world.evaluate()
-        # Keyed by the requirement's text, so a check has the same name in every run of the task.
-        checks = {item["requirement"].strip().splitlines()[0][:100]: True for item in tracker.passes}
-        checks.update({item["requirement"].strip().splitlines()[0][:100]: False for item in tracker.failures})
-        return {
-            "passed": bool(tracker.success),
-            "detail": f"appworld evaluator: {tracker.pass_count}/{tracker.num_tests} tests pass",
-            "checks": checks,
-        }
+        graded = Task.load(task_id=task)
+        if graded.db_version != DB_VERSION:
+            raise RuntimeError(f"the task {task} was generated with db_version {graded.db_version}, not {DB_VERSION}")
+        ran = world.task_id
+        start = Task.load(task_id=ran, load_ground_truth=False).model_collection
+        end_in_memory = get_db_home_path(storage_type="memory", type="task_output", task_id=ran)
+        end_on_disk = os.path.join(path_store.experiment_outputs, world.experiment_name, "tasks", ran, "dbs")
+        end = ModelCollection.load(
+            to_db_home_path=end_in_memory, from_db_home_path=end_on_disk, load_apps=graded.allowed_apps
+        )
+        models = ModelCollectionPair(
+            start_db_home_path=start.from_db_home_path,
+            start_model_collection=start,
+            end_db_home_path=end_in_memory,
+            end_model_collection=end,
+        )
+        truth = graded.ground_truth
+        module = truth.evaluation_module()
+        main_user = models.start.admin.MainUser.find_one(**graded.supervisor)
+        test = TestTracker(test_data=truth.test_data, difficulty=truth.metadata["difficulty"], suppress_errors=True)
+        freezer = set_local_date_and_time(graded.datetime)
+        try:
+            module.evaluate(
+                test=test,
+                public_data=truth.public_data,
+                private_data=truth.private_data,
+                main_user=main_user,
+                models=models,
+                ground_truth_answer=truth.answer,
+            )
+        finally:
+            freezer.stop()
+        return _verdict(test)
+
+
+def _verdict(tracker: Any) -> dict[str, Any]:
+    """The evaluator's test tracker as a verdict, keyed by each requirement's text (the same name in every run)."""
+    checks = {item["requirement"].strip().splitlines()[0][:100]: True for item in tracker.passes}
+    checks.update({item["requirement"].strip().splitlines()[0][:100]: False for item in tracker.failures})
+    return {
+        "passed": bool(tracker.success),
+        "detail": f"appworld evaluator: {tracker.pass_count}/{tracker.num_tests} tests pass",
+        "checks": checks,
+    }
