@@ -337,13 +337,13 @@ _WORD = re.compile(r"[^\W\d_]+")  # a run of letters
 
 
 def composed(value: str, sources: Sequence[str]) -> bool:
-    """Whether `value` reads as prose the agent wrote: two or more words, one of them in none of `sources`.
+    """Whether `value` reads as prose the agent wrote: two or more words apart, one of them in none of `sources`.
 
     Case-insensitive: "Grandma's house" read from an email that says "grandma's house" is found text.
     """
     words = [w.lower() for w in _WORD.findall(value)]
-    if len(words) < 2:
-        return False
+    if len(words) < 2 or not any(c.isspace() for c in value.strip()):
+        return False  # one word, or one token ("gift_card_1642017"): a name or an identifier, not prose
     known = {w.lower() for text in sources for w in _WORD.findall(text)}
     return any(w not in known for w in words)
 

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from verimut import coverage, faults, reproduce
-from verimut.faults import REWORDED, Borrowed, FaultContext, Refusal
+from verimut.faults import REWORDED, Borrowed, FaultContext, Refusal, composed
 from verimut.pinned import ValueIndex, pins
 from verimut.run import Action, Run
 
@@ -177,3 +177,11 @@ def test_alternatives_are_no_side_effects_for_frame_coverage():
     assert alternatives == set(ALTERNATIVES)
     assert not alternatives & set(coverage.SIDE_EFFECT_FAMILIES)
     assert tuple(coverage.SIDE_EFFECT_FAMILIES) == reproduce.SIDE_EFFECT_FAMILIES
+
+
+def test_composed_prose_is_words_apart_one_of_them_new():
+    assert composed("Catch up over lunch, then coffee", ["lunch with Sarah"])
+    assert not composed("gift_card_1642017", [])  # one token: an identifier
+    assert not composed("2024-05-19 12:00", [])  # no word at all
+    assert not composed("Hotel: Luxury Palace", ["use the title 'Hotel: {hotel_name}'", "Luxury Palace, 5.0"])
+    assert not composed("Grandma's house", ["the reunion is at grandma's house"])  # case aside
