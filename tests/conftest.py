@@ -46,10 +46,16 @@ def verimut(*args: str, cwd: Path = ROOT, timeout: float = 600) -> subprocess.Co
     )
 
 
-def wait_for_rows(ledger: Path, n: int, timeout: float = 120) -> None:
-    """Wait until a run in the background has written `n` lines to `ledger` (0: created it), or `timeout` s pass."""
+def wait_for_rows(ledger: Path, n: int, timeout: float = 600) -> None:
+    """Wait until a run in the background has written `n` lines to `ledger` (0: created it); fail after `timeout` s.
+
+    Generous: on a loaded machine building a suite's manifest alone can take minutes, and a test that went on
+    without the rows would fail later with a misleading message.
+    """
     deadline = time.time() + timeout
-    while time.time() < deadline and (not ledger.exists() or ledger.read_text().count("\n") < n):
+    while not ledger.exists() or ledger.read_text().count("\n") < n:
+        if time.time() > deadline:
+            pytest.fail(f"{ledger} did not reach {n} rows in {timeout:.0f} s")
         time.sleep(0.01)
 
 

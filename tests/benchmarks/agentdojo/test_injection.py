@@ -164,10 +164,14 @@ def test_the_summary_reports_each_kind_apart(both_kinds: Path):
 
 def test_the_terminal_shows_one_table_per_kind(both_kinds: Path):
     s = summary_mod.build(*_read(both_kinds))
+    # faults, then alternative runs, each split by kind
     titles = [str(t.title) for t in _tables(s)]
-    assert [t.rsplit(", ", 1)[-1] for t in titles] == ["user tasks", "injection tasks"]
+    assert [t.rsplit(", ", 1)[-1] for t in titles] == ["user tasks", "injection tasks"] * 2
     only_user = msgspec.structs.replace(s, counts_by_kind={"user": s.counts_by_kind["user"]})
-    assert [str(t.title) for t in _tables(only_user)] == [f"{s.benchmark} {s.version}: outcomes per fault family"]
+    assert [str(t.title) for t in _tables(only_user)] == [
+        f"{s.benchmark} {s.version}: outcomes per fault family",
+        "alternative runs: correct runs by another route",
+    ]
 
 
 def test_the_reproducer_catches_a_moved_kind_count(both_kinds: Path):
