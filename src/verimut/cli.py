@@ -341,7 +341,8 @@ def swap(
     gate_mod.read(fail_on)  # the syntax now; the suite names once the benchmark is loaded
 
     def run(bench: Adapter, directory: Path, runner: executor_mod.Executor) -> swap_mod.Census:
-        chosen = audit_mod.select_tasks(bench.tasks(), suite or (), task or ())
+        named = suite or (() if task else bench.swap_suites)
+        chosen = audit_mod.select_tasks(bench.tasks(), named, task or ())
         suites = tuple(dict.fromkeys(swap_mod.suite_of(t) for t in chosen))
         gate_mod.read(fail_on, gate_mod.Vocabulary(swap_mod.SWAP, suites))
         return audit_mod.swap(
