@@ -263,6 +263,24 @@ _Sarif = Annotated[
 ]
 
 
+_StandIn = Annotated[
+    bool,
+    typer.Option(
+        "--stand-in",
+        help="workarena: run against verimut's offline ServiceNow stand-in on loopback (not ServiceNow).",
+    ),
+]
+
+
+def _with_stand_in(options: dict[str, Any], benchmark: str, stand_in: bool) -> dict[str, Any]:
+    """`--stand-in` is `--option stand_in=1`, for WorkArena only."""
+    if stand_in:
+        if benchmark != "workarena":
+            raise AuditError(f"--stand-in is for workarena, not {benchmark!r}")
+        options["stand_in"] = True
+    return options
+
+
 @app.command()
 def audit(
     benchmark: Annotated[str, typer.Argument(help="A built-in benchmark (agentdojo) or module:object.")],
@@ -283,20 +301,10 @@ def audit(
     fail_on: _FailOn = None,
     junit_path: _Junit = None,
     sarif_path: _Sarif = None,
-    stand_in: Annotated[
-        bool,
-        typer.Option(
-            "--stand-in",
-            help="workarena: audit against verimut's offline ServiceNow stand-in on loopback (not ServiceNow).",
-        ),
-    ] = False,
+    stand_in: _StandIn = False,
 ) -> None:
     """Audit a benchmark's verifiers with the fault grammar; resume if --out holds a run."""
-    options = _options(option)
-    if stand_in:
-        if benchmark != "workarena":
-            raise AuditError(f"--stand-in is for workarena, not {benchmark!r}")
-        options["stand_in"] = True
+    options = _with_stand_in(_options(option), benchmark, stand_in)
     # Check the gate before any work: a misspelt name should not cost a whole audit. The benchmark (and so
     # its grammar's default families) is not loaded yet: without --family, any registered family is a scope.
     scopes = (CONTROL, *(audit_mod.select_families(family) if family else FAMILIES))
@@ -336,6 +344,7 @@ def swap(
     fail_on: _FailOn = None,
     junit_path: _Junit = None,
     sarif_path: _Sarif = None,
+    stand_in: _StandIn = False,
 ) -> None:
     """The intent-swap census: grade each task's reference run with every other task's verifier (per suite)."""
     gate_mod.read(fail_on)  # the syntax now; the suite names once the benchmark is loaded
@@ -349,7 +358,7 @@ def swap(
             bench, directory, suites=suite or (), tasks=task or (), executor=runner, console=err, quiet=quiet
         )
 
-    options = _options(option)
+    options = _with_stand_in(_options(option), benchmark, stand_in)
     _run(
         benchmark,
         version,
