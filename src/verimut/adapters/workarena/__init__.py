@@ -27,6 +27,9 @@ The two validation protocols are two suites (a task id is `PROTOCOL/FORM-CONFIG`
 - `per-step`: `validate()` after every step, as BrowserGym's env does; the episode ends at the first
   step it reports done (the later steps are not executed), and the final claim is one more step.
 
+The intent-swap census (`verify_as`) grades once after the run, with the other task's validator put
+in the run's session: it reads the localStorage key the run's submit hook wrote (see `verify_as`).
+
 The end state is an independent Table API readback, before the validator runs: every record of the
 form's table created by the episode's user (raw stored values, the form's fields). Each episode is
 torn down (the task's own teardown, then whatever the readback still finds, then the user) when the

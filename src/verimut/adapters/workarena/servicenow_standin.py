@@ -1,9 +1,10 @@
 """A STAND-IN for a ServiceNow instance, served on loopback: it reproduces the navigation mechanism, not ServiceNow.
 
 WorkArena's form tasks need a live ServiceNow instance, which these machines cannot reach. This
-server imitates only what WorkArena's own code touches on the incident and change-request forms,
-so that the real, unmodified task classes, page scripts and validator run against it in a real
-browser:
+server imitates only what WorkArena's own code touches on the forms of its five form templates
+(incident, change request, hardware asset, problem, user: the tables `incident`, `change_request`,
+`alm_hardware`, `problem`, `sys_user`), so that the real, unmodified task classes, page scripts and
+validator run against it in a real browser:
 
 - login (`/login.do?user_name=..&user_password=..&sys_action=sysverb_login`, a session cookie);
 - the top frame (`/now/nav/ui/classic/params/target/<page>`) holding the `gsft_main` iframe;
@@ -17,7 +18,9 @@ What it is not: no business rules, UI policies, ACLs, reference lookups or autoc
 reference field is a text input holding the display name), no journal fields' history. Field
 lists, labels and choice lists come from WorkArena's own data files (the forms it expects and
 the values of its 1,000 shipped configurations per form); defaults, mandatory flags and raw
-choice values are this stand-in's own choices (a field every configuration asks for is mandatory).
+choice values are this stand-in's own choices (a field every configuration asks for is mandatory),
+as are the column types of the fields the configurations fill (ServiceNow's, as far as known here).
+A field no configuration fills is shown, disabled. `sys_user` is both the users' table and the user form's.
 Everything it serves says "stand-in". Standard library only.
 """
 
