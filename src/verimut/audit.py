@@ -244,6 +244,8 @@ def swap(
         raise AuditError(
             f"{bench.name} cannot run the intent-swap census: its adapter has no verify_as(task, episode, run)"
         )
+    if not suites and not tasks:
+        suites = bench.swap_suites  # the adapter's default (WorkArena: once-after-submit only)
     chosen = select_tasks(bench.tasks(), suites, tasks)
     if bench.kind is not None:
         users = [t for t in chosen if kind_of(bench, t) == USER]

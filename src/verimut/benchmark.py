@@ -154,6 +154,7 @@ class Closes(Protocol):
 #   concurrency: int | None     at most this many cells at once (a live instance is shared state); None: no limit
 #   markers: frozenset[str]     names of structural actions, neither read nor write (BFCL's turn boundary):
 #                               alternative runs never move, repeat or borrow them
+#   swap_suites: tuple[str,...] the suites `verimut swap` pairs when none is named (all when empty)
 
 
 @dataclass(frozen=True)
@@ -175,6 +176,7 @@ class Adapter:
     grammar: str = "api"
     concurrency: int | None = None
     markers: frozenset[str] = frozenset()
+    swap_suites: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -242,6 +244,12 @@ def resolve(bench: Benchmark | Adapter) -> Adapter:
         raise AuditError(f"{bench.name}: grammar {grammar!r} is not one of {', '.join(GRAMMARS)}")
     concurrency = getattr(bench, "concurrency", None)
     markers = frozenset(getattr(bench, "markers", None) or ())
+    swap_suites = tuple(getattr(bench, "swap_suites", None) or ())
     return Adapter(
-        bench, grammar=grammar, concurrency=int(concurrency) if concurrency else None, markers=markers, **found
+        bench,
+        grammar=grammar,
+        concurrency=int(concurrency) if concurrency else None,
+        markers=markers,
+        swap_suites=swap_suites,
+        **found,
     )

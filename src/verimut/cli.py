@@ -270,6 +270,24 @@ _Sarif = Annotated[
 ]
 
 
+_StandIn = Annotated[
+    bool,
+    typer.Option(
+        "--stand-in",
+        help="workarena: run against verimut's offline ServiceNow stand-in on loopback (not ServiceNow).",
+    ),
+]
+
+
+def _with_stand_in(options: dict[str, Any], benchmark: str, stand_in: bool) -> dict[str, Any]:
+    """`--stand-in` is `--option stand_in=1`, for WorkArena only."""
+    if stand_in:
+        if benchmark != "workarena":
+            raise AuditError(f"--stand-in is for workarena, not {benchmark!r}")
+        options["stand_in"] = True
+    return options
+
+
 @app.command()
 def audit(
     benchmark: Annotated[str, typer.Argument(help="A built-in benchmark (agentdojo) or module:object.")],
@@ -290,20 +308,10 @@ def audit(
     fail_on: _FailOn = None,
     junit_path: _Junit = None,
     sarif_path: _Sarif = None,
-    stand_in: Annotated[
-        bool,
-        typer.Option(
-            "--stand-in",
-            help="workarena: audit against verimut's offline ServiceNow stand-in on loopback (not ServiceNow).",
-        ),
-    ] = False,
+    stand_in: _StandIn = False,
 ) -> None:
     """Audit a benchmark's verifiers with the fault grammar; resume if --out holds a run."""
-    options = _options(option)
-    if stand_in:
-        if benchmark != "workarena":
-            raise AuditError(f"--stand-in is for workarena, not {benchmark!r}")
-        options["stand_in"] = True
+    options = _with_stand_in(_options(option), benchmark, stand_in)
     # Check the gate before any work: a misspelt name should not cost a whole audit. The benchmark (and so
     # its grammar's default families) is not loaded yet: without --family, any registered family is a scope.
     scopes = (CONTROL, *(audit_mod.select_families(family) if family else FAMILIES))
@@ -343,19 +351,21 @@ def swap(
     fail_on: _FailOn = None,
     junit_path: _Junit = None,
     sarif_path: _Sarif = None,
+    stand_in: _StandIn = False,
 ) -> None:
     """The intent-swap census: grade each task's reference run with every other task's verifier (per suite)."""
     gate_mod.read(fail_on)  # the syntax now; the suite names once the benchmark is loaded
 
     def run(bench: Adapter, directory: Path, runner: executor_mod.Executor) -> swap_mod.Census:
-        chosen = audit_mod.select_tasks(bench.tasks(), suite or (), task or ())
+        named = suite or (() if task else bench.swap_suites)
+        chosen = audit_mod.select_tasks(bench.tasks(), named, task or ())
         suites = tuple(dict.fromkeys(swap_mod.suite_of(t) for t in chosen))
         gate_mod.read(fail_on, gate_mod.Vocabulary(swap_mod.SWAP, suites))
         return audit_mod.swap(
             bench, directory, suites=suite or (), tasks=task or (), executor=runner, console=err, quiet=quiet
         )
 
-    options = _options(option)
+    options = _with_stand_in(_options(option), benchmark, stand_in)
     _run(
         benchmark,
         version,

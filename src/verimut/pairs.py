@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from verimut import forms
 from verimut.benchmark import USER
 from verimut.faults import CONTROL
 from verimut.records import Cell, TaskFacts, cell_id
-from verimut.run import Run
+from verimut.run import Action, Run
 
 SWAP = "swap"
 RUNGS = {
@@ -33,10 +34,21 @@ def suite_title(suite: str) -> str:
     return suite or "all tasks"
 
 
+def _call(a: Action) -> str:
+    """What a call is, apart from its values: its name; a form step's also names the field it sets.
+
+    Every form step is a `set_field`, so two form tasks are twins only when they set the same fields
+    in the same order (WorkArena's same template, other configuration, same fields).
+    """
+    if a.name in forms.FORM_ACTIONS and "field" in a.args:
+        return f"{a.name}({a.args['field']})"
+    return a.name
+
+
 def rung(i: TaskFacts, j: TaskFacts) -> tuple[str, str]:
     """The rung of grading j's reference run with i's verifier, and why (pure)."""
     a, b = i.reference.actions, j.reference.actions
-    if [x.name for x in a] == [y.name for y in b]:
+    if [_call(x) for x in a] == [_call(y) for y in b]:
         differ = [
             f"#{n}.{k}"
             for n, (x, y) in enumerate(zip(a, b))

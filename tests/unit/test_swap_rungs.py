@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from verimut import swap
+from verimut import forms, swap
 from verimut.manifest import TaskFacts
 from verimut.oracle import CollectionDiff
 from verimut.run import Action, Run
@@ -49,3 +49,16 @@ def test_ids_without_a_suite_are_one_suite_and_prefixed_ids_pair_within_theirs()
         ("t/u1", "t/u1"),
     }
     assert [swap.suite_title(s) for s in ("", "banking")] == ["all tasks", "banking"]
+
+
+def _form(fields: dict[str, str], table: str) -> TaskFacts:
+    steps = [Action(forms.SET_FIELD, {"field": f, "value": v}) for f, v in fields.items()]
+    return facts([*steps, Action(forms.SUBMIT)], [table])
+
+
+def test_form_tasks_are_twins_only_when_they_set_the_same_fields() -> None:
+    """Every form step is a set_field: two configurations of one form are twins when their fields match."""
+    a = _form({"short_description": "disk", "impact": "1 - High"}, "incident")
+    assert swap.rung(a, _form({"short_description": "mail", "impact": "3 - Low"}, "incident"))[0] == "0"
+    assert swap.rung(a, _form({"short_description": "mail", "urgency": "3 - Low"}, "incident"))[0] == "1"
+    assert swap.rung(a, _form({"short_description": "mail"}, "problem"))[0] == "3"

@@ -125,8 +125,9 @@ def test_without_an_instance_the_audit_says_how_to_name_one(tmp_path):
     assert "SNOW_INSTANCE_URL" in done.stderr and "--stand-in" in done.stderr
 
 
-def test_stand_in_is_refused_for_other_benchmarks(tmp_path):
-    done = _verimut("audit", "agentdojo", "--stand-in", "-o", str(tmp_path / "o"))
+@pytest.mark.parametrize("command", ["audit", "swap"])
+def test_stand_in_is_refused_for_other_benchmarks(tmp_path, command):
+    done = _verimut(command, "agentdojo", "--stand-in", "-o", str(tmp_path / "o"))
     assert done.returncode == 2 and "--stand-in is for workarena" in done.stderr
 
 

@@ -1,8 +1,14 @@
 """WorkArena (PyPI `browsergym-workarena==0.5.3`): its form tasks, with the real validator, in headless Chromium.
 
 Facts this adapter relies on (checked against browsergym-workarena 0.5.3, tasks/form.py):
-- a form task (`CreateIncidentTask`, `CreateChangeRequestTask`, ...) is set up with one of its 1,000
-  shipped configurations (`fixed_config`): `task_fields` and a `template_record` whose values they ask for;
+- the form templates are the L1 tasks of WorkArena's registry whose validator is
+  `GenericNewRecordTask.validate` (`form_templates()`: incident, change request, hardware asset,
+  problem, user); each is set up with one of its 1,000 shipped configurations (`fixed_config`):
+  `task_fields` and a `template_record` whose values they ask for;
+- some templates make a few values unique per task object (`unique_valued_fields`: the hardware
+  asset's serial number, the user's names and email) with a uuid4, an unseeded Faker and Python's
+  salted `hash`; the adapter pins them per configuration (`_pin_unique`), so the reference run
+  recorded in one process is the one the validator of another expects;
 - `setup()` creates a user, logs in as that user, opens the form in the `gsft_main` iframe and injects
   page scripts: one wraps `gsftSubmit` to store the new record's sys_id in localStorage under a key that
   holds the Python `id()` of the task object (so one task object runs the episode and validates it), one
@@ -21,6 +27,9 @@ The two validation protocols are two suites (a task id is `PROTOCOL/FORM-CONFIG`
 - `per-step`: `validate()` after every step, as BrowserGym's env does; the episode ends at the first
   step it reports done (the later steps are not executed), and the final claim is one more step.
 
+The intent-swap census (`verify_as`) grades once after the run, with the other task's validator put
+in the run's session: it reads the localStorage key the run's submit hook wrote (see `verify_as`).
+
 The end state is an independent Table API readback, before the validator runs: every record of the
 form's table created by the episode's user (raw stored values, the form's fields). Each episode is
 torn down (the task's own teardown, then whatever the readback still finds, then the user) when the
@@ -31,11 +40,13 @@ adapter asks for one cell at a time (`concurrency = 1`): a live instance is shar
 from __future__ import annotations
 
 import atexit
+import hashlib
 import importlib.metadata
 import logging
 import os
 import re
 import subprocess
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -51,10 +62,9 @@ from verimut.run import Action, Run, Step
 
 VERSION = "0.5.3"
 PROTOCOLS = ("once-after-submit", "per-step")
-# Form -> (task class name, config indices audited by default). Config 0 of each form is the default;
-# the `configs` option (`--option configs="incident:0,1;change_request:0"`) audits others.
-FORMS = {"incident": "CreateIncidentTask", "change_request": "CreateChangeRequestTask"}
-DEFAULT_CONFIGS: dict[str, tuple[int, ...]] = {"incident": (0,), "change_request": (0,)}
+# The configurations audited by default, for every form template (the paper's indices 0-2); the
+# `configs` option (`--option configs="incident:0,1;change_request:0"`) audits others.
+DEFAULT_INDICES = (0, 1, 2)
 SEED = 7001  # the paper's reset seed
 CHROMIUM = "/usr/bin/chromium"
 # Headless Debian Chromium on a closed network: no GPU, no QUIC, no background or update traffic.
@@ -90,24 +100,73 @@ class Episode:
     closed: bool = False
 
 
+@cache
+def form_templates() -> dict[str, Any]:
+    """WorkArena's form templates, from its own registry, by name ("incident", "hardware_asset", ...).
+
+    The L1 tasks whose validator is `GenericNewRecordTask.validate`; the name is the task id's
+    part after "create-" (`workarena.servicenow.create-hardware-asset` -> "hardware_asset").
+    """
+    import browsergym.workarena as wa  # type: ignore[import-untyped]
+    from browsergym.workarena.tasks.form import GenericNewRecordTask  # type: ignore[import-untyped]
+
+    l1 = set(wa.workarena_tasks_l1)
+    found: dict[str, Any] = {}
+    for cls in wa.ATOMIC_TASKS:
+        task_id = cls.get_task_id()
+        if task_id in l1 and getattr(cls, "validate", None) is GenericNewRecordTask.validate:
+            found[task_id.rsplit(".", 1)[-1].removeprefix("create-").replace("-", "_")] = cls
+    return found
+
+
 def _configs(spec: str | None = None) -> dict[str, tuple[int, ...]]:
-    """The `configs` option ("incident:0,1;change_request:0") as form -> config indices."""
+    """The `configs` option ("incident:0,1;change_request:0") as form -> config indices (default: 0-2 of each)."""
     if not spec:
-        return DEFAULT_CONFIGS
+        return {name: DEFAULT_INDICES for name in form_templates()}
     out: dict[str, tuple[int, ...]] = {}
     for part in filter(None, spec.split(";")):
         name, _, idx = part.partition(":")
-        if name not in FORMS or not re.fullmatch(r"\d+(,\d+)*", idx):
-            raise AuditError(f"configs: cannot read {part!r} (like incident:0,1;change_request:0)")
+        if name not in form_templates() or not re.fullmatch(r"\d+(,\d+)*", idx):
+            raise AuditError(
+                f"configs: cannot read {part!r} (like incident:0,1;change_request:0; "
+                f"forms: {', '.join(form_templates())})"
+            )
         out[name] = tuple(int(i) for i in idx.split(","))
     return out
 
 
-@cache
+def form_task_ids(configs: Mapping[str, Sequence[int]]) -> list[str]:
+    """The form tasks: every protocol x form template x configuration, as `PROTOCOL/FORM-CONFIG`."""
+    return [f"{p}/{form}-{i}" for p in PROTOCOLS for form, idx in configs.items() for i in idx]
+
+
 def _task_class(form: str) -> Any:
+    return form_templates()[form]
+
+
+# A field whose WorkArena rule uses Python's per-process salted `hash` (CreateUserTask's user_name):
+# pinned to the configuration's digest instead, in the same shape (a string of digits).
+_SALTED = frozenset({"user_name"})
+
+
+def _pin_unique(task: Any, key: str, template: Mapping[str, Any]) -> None:
+    """Make the task's unique-per-object values a function of its configuration (`key`, e.g. "user-0").
+
+    WorkArena draws them per task object (a uuid4, an unseeded Faker, a salted hash), so a reference
+    run recorded in one process would not be the one a validator built in another process expects.
+    WorkArena's own rules still make them, in their order (the user's email is made from the names).
+    """
+    if not task.unique_valued_fields:
+        return
     from browsergym.workarena.tasks import form as wa_form  # type: ignore[import-untyped]
 
-    return getattr(wa_form, FORMS[form])
+    digest = hashlib.sha256(f"verimut/workarena/{key}".encode()).digest()
+    task.unique_id = str(uuid.UUID(bytes=digest[:16]))
+    wa_form.fake.seed_instance(int.from_bytes(digest[:8], "big"))
+    task.template_record = dict(template)
+    for name, make in task.unique_valued_fields.items():
+        made = make(template[name])
+        task.template_record[name] = str(int.from_bytes(digest[16:24], "big")) if name in _SALTED else made
 
 
 def _chromium_version() -> str:
@@ -123,6 +182,9 @@ class WorkArena:
     telemetry: Sequence[str] = ()
     grammar = "form"  # audited with the form fault families (faults.py)
     concurrency = 1  # cells one at a time: the instance is shared state
+    # The swap grid grades once after the run: under per-step validation the run's own validator
+    # decides when its episode ends, so another task's validator cannot be put in its place.
+    swap_suites = ("once-after-submit",)
 
     def __init__(
         self, url: str, credentials: tuple[str, str], *, stand_in: bool = False, configs: str | None = None
@@ -157,12 +219,12 @@ class WorkArena:
         }
 
     def tasks(self) -> Sequence[str]:
-        return [f"{p}/{form}-{i}" for p in PROTOCOLS for form, idx in self.configs.items() for i in idx]
+        return form_task_ids(self.configs)
 
     def _parse(self, task: str) -> tuple[str, str, int]:
         protocol, _, rest = task.partition("/")
         form, _, idx = rest.rpartition("-")
-        if protocol not in PROTOCOLS or form not in FORMS or not idx.isdigit():
+        if protocol not in PROTOCOLS or form not in form_templates() or not idx.isdigit():
             raise unknown_task("WorkArena", task, self.tasks()[0])
         return protocol, form, int(idx)
 
@@ -172,19 +234,22 @@ class WorkArena:
             raise AuditError(f"WorkArena's {form} form has {len(configs)} configurations, not {index + 1}")
         return dict(configs[index])
 
+    def _new_task(self, form: str, index: int) -> Any:
+        """A WorkArena task object for one configuration, its unique values pinned (`_pin_unique`)."""
+        config = self._config(form, index)
+        task = _task_class(form)(seed=SEED, instance=self.instance, fixed_config=config)
+        _pin_unique(task, f"{form}-{index}", self._config(form, index)["template_record"])
+        return task
+
     def instruction(self, task: str) -> str:
         """The goal text GenericNewRecordTask.setup_goal() builds, from the configuration alone (no browser)."""
         from browsergym.workarena.tasks.utils.utils import prettyprint_enum  # type: ignore[import-untyped]
 
         _, form, index = self._parse(task)
-        config = self._config(form, index)
-        labels, record = config["fields"], config["template_record"]
-        asks = [f'a value of "{record[f]}" for field "{labels[f]}"' for f in config["task_fields"]]
-        return (
-            f"Create a new {_task_class(form)(seed=SEED, instance=self.instance).table_label} with "
-            + prettyprint_enum(asks)
-            + "."
-        )
+        t = self._new_task(form, index)
+        labels = self._config(form, index)["fields"]
+        asks = [f'a value of "{t.template_record[f]}" for field "{labels[f]}"' for f in t.task_fields]
+        return f"Create a new {t.table_label} with " + prettyprint_enum(asks) + "."
 
     # -- the browser ---------------------------------------------------------------------------------
     def _ensure_browser(self) -> Any:
@@ -208,7 +273,7 @@ class WorkArena:
         page = context.new_page()
         console: list[str] = []
         page.on("console", lambda m: console.append(m.text))
-        wa_task = _task_class(form)(seed=SEED, instance=self.instance, fixed_config=self._config(form, index))
+        wa_task = self._new_task(form, index)
         episode = Episode(task, protocol, form, wa_task, context, page, "", "", os.getpid())
         self._live = episode
         goal, _ = wa_task.setup(page=page)
@@ -398,6 +463,39 @@ class WorkArena:
             )
         finally:
             self._teardown(episode)  # the verdict is the last use of an episode
+
+    def verify_as(self, task: str, episode: Episode, run: Run) -> Verdict:
+        """Another task's validator on this episode (the intent-swap census), once after the run.
+
+        The form validator finds the record through a session-scoped channel: the submit hook stores
+        the new record's sys_id in localStorage under a key holding the `id()` of the task object that
+        set up the page. A validator object of another task reads its own key, which no submit wrote,
+        and says "The form has not been submitted" while the record exists: the paper's session-scoped
+        rejections, which say nothing about the record. So the swapped validator is put in the run's
+        session: a fresh task object of `task` reads the key this session's submit hook wrote, and
+        knows its form's labels from its configuration (its own setup would read them off its form).
+        Its code is unchanged; it still checks the URL, the out-of-scope flag and its own fields.
+        """
+        self._check_live(episode)
+        try:
+            protocol, form, index = self._parse(task)
+            if protocol != "once-after-submit" or episode.protocol != "once-after-submit":
+                raise AuditError(
+                    "the WorkArena swap grid grades once after the run (once-after-submit): under per-step "
+                    "validation the run's own validator ends the episode"
+                )
+            validator = self._new_task(form, index)
+            validator.session_sys_id_field = episode.task.session_sys_id_field
+            labels = self._config(form, index)["fields"]
+            validator.fields = {f: {"fieldName": f, "label": label} for f, label in labels.items()}
+            reward, _, _, info = validator.validate(episode.page, self._chat(episode, run.answer))
+            return Verdict(
+                reward == 1,
+                f"once-after-submit: {type(validator).__name__}.validate() of {task}, in the session of "
+                f"{episode.task_id}: reward {reward:g}, {info.get('message', '')}",
+            )
+        finally:
+            self._teardown(episode)
 
     # -- teardown --------------------------------------------------------------------------------------
     def _check_live(self, episode: Episode) -> None:

@@ -1,9 +1,10 @@
 """A STAND-IN for a ServiceNow instance, served on loopback: it reproduces the navigation mechanism, not ServiceNow.
 
 WorkArena's form tasks need a live ServiceNow instance, which these machines cannot reach. This
-server imitates only what WorkArena's own code touches on the incident and change-request forms,
-so that the real, unmodified task classes, page scripts and validator run against it in a real
-browser:
+server imitates only what WorkArena's own code touches on the forms of its five form templates
+(incident, change request, hardware asset, problem, user: the tables `incident`, `change_request`,
+`alm_hardware`, `problem`, `sys_user`), so that the real, unmodified task classes, page scripts and
+validator run against it in a real browser:
 
 - login (`/login.do?user_name=..&user_password=..&sys_action=sysverb_login`, a session cookie);
 - the top frame (`/now/nav/ui/classic/params/target/<page>`) holding the `gsft_main` iframe;
@@ -17,7 +18,9 @@ What it is not: no business rules, UI policies, ACLs, reference lookups or autoc
 reference field is a text input holding the display name), no journal fields' history. Field
 lists, labels and choice lists come from WorkArena's own data files (the forms it expects and
 the values of its 1,000 shipped configurations per form); defaults, mandatory flags and raw
-choice values are this stand-in's own choices (a field every configuration asks for is mandatory).
+choice values are this stand-in's own choices (a field every configuration asks for is mandatory),
+as are the column types of the fields the configurations fill (ServiceNow's, as far as known here).
+A field no configuration fills is shown, disabled. `sys_user` is both the users' table and the user form's.
 Everything it serves says "stand-in". Standard library only.
 """
 
@@ -43,8 +46,8 @@ from urllib import parse
 LABEL = "ServiceNow stand-in (offline imitation of the navigation mechanism, not ServiceNow)"
 ADMIN = ("admin", "stand-in-admin")
 
-# Field types WorkArena fills (tasks/form.py supported_types); the others are shown, not editable.
-_TEXT_TYPES = {"string", "email", "ph_number", "integer", "reference"}
+# The config fields' types other than "string" a spec may name (tasks/form.py supported_types).
+_TYPED = ("choice", "boolean", "reference", "email", "ph_number")
 
 
 @dataclass(frozen=True)
@@ -78,8 +81,10 @@ def _data(path: str) -> Any:
         return json.load(f)
 
 
-# Per form: (config file, expected-fields file, label, number prefix, types of the config's fields,
-# the other fields on the form (name: (label, type)), defaults).
+# Per form: its config file, expected-fields file, label, number prefix (for a form with a `number`),
+# the types of the config's fields that are not plain strings (ServiceNow's types for those columns),
+# which of them are multi-line, the other fields on the form (name: (label, type)), which field an
+# other field depends on, and the on-form defaults. Types and defaults are the stand-in's choices.
 _SPECS: dict[str, dict[str, Any]] = {
     "incident": {
         "configs": "task_configs/create_incident_task.json",
@@ -171,6 +176,156 @@ _SPECS: dict[str, dict[str, Any]] = {
             "on_hold": "false",
         },
     },
+    "alm_hardware": {
+        "configs": "task_configs/create_hardware_asset_task.json",
+        "expected": "setup_files/forms/expected_hardware_form_fields.json",
+        "label": "Hardware",
+        "prefix": "",
+        "choice": ["acquisition_method", "asset_function", "expenditure_type"],
+        "boolean": [],
+        "reference": [
+            "assigned_to",
+            "beneficiary",
+            "company",
+            "cost_center",
+            "department",
+            "depreciation",
+            "location",
+            "managed_by",
+            "model",
+            "model_category",
+            "owned_by",
+            "parent",
+            "request_line",
+            "support_group",
+            "supported_by",
+            "vendor",
+        ],
+        "multiline": ["comments", "disposal_reason"],
+        "others": {
+            "assigned": ("Assigned", "glide_date_time"),
+            "sys_class_name": ("Class", "sys_class_name"),
+            "ci": ("Configuration Item", "reference"),
+            "cost": ("Cost", "currency"),
+            "depreciated_amount": ("Depreciated amount", "currency"),
+            "depreciation_date": ("Depreciation effective date", "glide_date"),
+            "display_name": ("Display name", "string"),
+            "eligible_for_refresh": ("Eligible for refresh", "boolean"),
+            "install_date": ("Installed", "glide_date_time"),
+            "request_line.opened_at": ("Opened", "glide_date_time"),
+            "quantity": ("Quantity", "integer"),
+            "resale_price": ("Resale price", "currency"),
+            "reserved_for": ("Reserved for", "reference"),
+            "residual_date": ("Residual date", "glide_date"),
+            "residual": ("Residual value", "currency"),
+            "retired": ("Retired date", "glide_date"),
+            "salvage_value": ("Salvage value", "currency"),
+            "retirement_date": ("Scheduled retirement", "glide_date"),
+            "install_status": ("State", "choice"),
+            "stockroom": ("Stockroom", "reference"),
+            "substatus": ("Substate", "choice"),
+            "warranty_expiration": ("Warranty expiration", "glide_date"),
+            "work_notes": ("Work notes", "journal_input"),
+            "active_to": ("Active transfer order", "boolean"),
+        },
+        "dependent": {"substatus": "install_status"},
+        "defaults": {
+            "acquisition_method": "",
+            "asset_function": "",
+            "expenditure_type": "",
+            "install_status": "On order",
+            "eligible_for_refresh": "false",
+            "quantity": "1",
+            "sys_class_name": "Hardware",
+        },
+    },
+    "problem": {
+        "configs": "task_configs/create_problem_task.json",
+        "expected": "setup_files/forms/expected_problem_form_fields.json",
+        "label": "Problem",
+        "prefix": "PRB",
+        "choice": ["category", "impact", "urgency"],
+        "boolean": [],
+        "reference": ["assignment_group", "business_service", "cmdb_ci", "service_offering"],
+        "multiline": ["description"],
+        "others": {
+            "assigned_to": ("Assigned to", "reference"),
+            "cause_notes": ("Cause notes", "html"),
+            "close_notes": ("Close notes", "string"),
+            "closed_at": ("Closed", "glide_date_time"),
+            "closed_by": ("Closed by", "reference"),
+            "confirmed_at": ("Confirmed", "glide_date_time"),
+            "confirmed_by": ("Confirmed by", "reference"),
+            "duplicate_of": ("Duplicate of", "reference"),
+            "first_reported_by_task": ("First reported by", "reference"),
+            "fix_at": ("Fix at", "glide_date_time"),
+            "fix_by": ("Fix by", "reference"),
+            "fix_communicated_at": ("Fix communicated", "glide_date_time"),
+            "fix_communicated_by": ("Fix communicated by", "reference"),
+            "fix_notes": ("Fix notes", "html"),
+            "number": ("Number", "string"),
+            "opened_at": ("Opened", "glide_date_time"),
+            "opened_by": ("Opened by", "reference"),
+            "priority": ("Priority", "choice"),
+            "resolution_code": ("Resolution code", "choice"),
+            "resolved_at": ("Resolved", "glide_date_time"),
+            "resolved_by": ("Resolved by", "reference"),
+            "state": ("State", "choice"),
+            "subcategory": ("Subcategory", "choice"),
+            "work_notes": ("Work notes", "journal_input"),
+            "work_notes_list": ("Work notes list", "glide_list"),
+            "workaround": ("Workaround", "html"),
+            "workaround_applied": ("Workaround applied", "boolean"),
+            "workaround_communicated_at": ("Workaround communicated", "glide_date_time"),
+            "workaround_communicated_by": ("Workaround communicated by", "reference"),
+        },
+        "dependent": {"assigned_to": "assignment_group", "subcategory": "category"},
+        "defaults": {
+            "category": "",
+            "impact": "3 - Low",
+            "urgency": "3 - Low",
+            "priority": "5 - Planning",
+            "state": "New",
+            "resolution_code": "",
+            "workaround_applied": "false",
+        },
+    },
+    "sys_user": {
+        "configs": "task_configs/create_user_task.json",
+        "expected": "setup_files/forms/expected_user_form_fields.json",
+        "label": "User",
+        "prefix": "",
+        "choice": ["calendar_integration", "date_format", "preferred_language", "time_zone"],
+        "boolean": [
+            "active",
+            "internal_integration_user",
+            "locked_out",
+            "password_needs_reset",
+            "web_service_access_only",
+        ],
+        "reference": ["department"],
+        "email": ["email"],
+        "ph_number": ["mobile_phone", "phone"],
+        "multiline": [],
+        "others": {
+            "notification": ("Notification", "choice"),
+            "user_password": ("Password", "password2"),
+            "photo": ("Photo", "user_image"),
+        },
+        "dependent": {},
+        "defaults": {
+            "active": "true",
+            "calendar_integration": "Outlook",
+            "date_format": "",
+            "preferred_language": "",
+            "time_zone": "",
+            "internal_integration_user": "false",
+            "locked_out": "false",
+            "password_needs_reset": "false",
+            "web_service_access_only": "false",
+            "notification": "Enable",
+        },
+    },
 }
 FORMS = tuple(_SPECS)
 
@@ -194,11 +349,13 @@ def form(table: str) -> Form:
     for name in _data(spec["expected"]):
         default = defaults.get(name, "")
         if name in labels:  # a field WorkArena's configurations fill: editable
-            kind = next((k for k in ("choice", "boolean", "reference") if name in spec[k]), "string")
+            kind = next((k for k in _TYPED if name in spec.get(k, ())), "string")
             choices: tuple[str, ...] = ()
             if kind == "choice":
                 options = sorted(set(seen.get(name, [])) | {default} | ({""} if name not in mandatory else set()))
                 choices = tuple(options)
+                if len({raw_choice(c) for c in choices}) != len(choices):
+                    raise ValueError(f"stand-in {table}.{name}: two choice labels share one stored value")
             fields.append(Field(name, labels[name], kind, True, default, choices, multiline=name in spec["multiline"]))
         else:
             label, kind = spec["others"][name]
@@ -212,7 +369,8 @@ def raw_choice(label: str) -> str:
     numbered = re.match(r"^(\d+) - ", label)
     if numbered:
         return numbered.group(1)
-    return re.sub(r"\W+", "_", label.lower()).strip("_")
+    # "." and "-" are kept: the user form's date formats differ only in them ("dd-MM-yyyy", "dd.MM.yyyy").
+    return re.sub(r"[^\w.-]+", "_", label.lower()).strip("_")
 
 
 def _display(f: Field | None, raw: Any) -> Any:
@@ -276,12 +434,13 @@ class Store:
                 for t in FORMS
                 for f in form(t).fields
             ],
-            **{t: [] for t in FORMS},
         }
+        for t in FORMS:  # sys_user is both the users' table and the user form's
+            self.tables.setdefault(t, [])
 
     def user(self, name: str, password: str | None = None) -> dict[str, Any] | None:
         for u in self.tables["sys_user"]:
-            if u["user_name"] == name and (password is None or u.get("user_password") == password):
+            if u.get("user_name") == name and (password is None or u.get("user_password") == password):
                 return u
         return None
 
