@@ -130,6 +130,8 @@ def _chromium_version() -> str:
 
 class WorkArena:
     name = "workarena"
+    seed = SEED
+    episode_type = Episode  # for catalog.py, which cannot import this module back
     telemetry: Sequence[str] = ()
     grammar = "form"  # audited with the form fault families (faults.py)
     concurrency = 1  # cells one at a time: the instance is shared state

@@ -27,15 +27,14 @@ import os
 import re
 from collections.abc import Sequence
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from verimut import forms
 from verimut.errors import AuditError
 from verimut.run import Action, Run, Step
 
-if TYPE_CHECKING:
-    from verimut.adapters.workarena import Episode, WorkArena
-
+# `bench` below is the WorkArena adapter and `episode` its Episode (verimut.adapters.workarena): typed Any
+# here because that package imports this module (its hooks), and an import back would be a cycle.
 DEFAULT_CONFIGS = (0, 1, 2)  # the paper's configuration indices
 OPEN_ITEM = "open_item"  # a read: navigate from the catalog's home to the item's page
 QUANTITY = "quantity"
@@ -116,16 +115,15 @@ def instruction(task: str) -> str:
 # --- an episode ------------------------------------------------------------------------------------
 
 
-def reset(bench: WorkArena, task: str) -> Episode:
-    from verimut.adapters.workarena import SEED, Episode
-
+def reset(bench: Any, task: str) -> Any:
+    """Set the task up as WorkArena does (a new user, logged in, on the catalog's home page): a new episode."""
     protocol, slug, index = _parsed(task)
     browser = bench._ensure_browser()
     bench._teardown_live()
     context = browser.new_context(viewport={"width": 1280, "height": 720})
     page = context.new_page()
-    wa_task = classes()[slug](seed=SEED, instance=bench.instance, fixed_config=config(slug, index))
-    episode = Episode(task, protocol, slug, wa_task, context, page, "", "", os.getpid())
+    wa_task = classes()[slug](seed=bench.seed, instance=bench.instance, fixed_config=config(slug, index))
+    episode = bench.episode_type(task, protocol, slug, wa_task, context, page, "", "", os.getpid())
     bench._live = episode
     goal, _ = wa_task.setup(page=page)
     episode.goal, episode.user = goal, wa_task._base_user_name
@@ -133,11 +131,11 @@ def reset(bench: WorkArena, task: str) -> Episode:
     return episode
 
 
-def _iframe(episode: Episode) -> Any:
+def _iframe(episode: Any) -> Any:
     return episode.page.frame_locator(f'iframe[name="{episode.task.js_prefix}"]')
 
 
-def _navigate(episode: Episode, click: Any) -> None:
+def _navigate(episode: Any, click: Any) -> None:
     """Click something that loads a new page in gsft_main; wait until WorkArena's scripts say it is loaded."""
     page = episode.page
     before = page.evaluate_handle("() => window.gsft_main.document")
@@ -149,14 +147,14 @@ def _navigate(episode: Episode, click: Any) -> None:
     )
 
 
-def _open_item(episode: Episode) -> None:
+def _open_item(episode: Any) -> None:
     iframe, item = _iframe(episode), episode.task.requested_item
     _navigate(episode, lambda: iframe.locator("a", has_text="Hardware").first.click())
     _navigate(episode, lambda: iframe.locator("h2", has_text=item).first.click())
     episode.page.wait_for_function(f"window.{episode.task.form_js_selector}", timeout=STEP_TIMEOUT_MS)
 
 
-def _variables(episode: Episode) -> dict[str, str]:
+def _variables(episode: Any) -> dict[str, str]:
     """Question text -> the variable's element id, from the page's own g_form."""
     return dict(
         episode.page.evaluate(
@@ -166,7 +164,7 @@ def _variables(episode: Episode) -> dict[str, str]:
     )
 
 
-def _shown(episode: Episode) -> dict[str, str]:
+def _shown(episode: Any) -> dict[str, str]:
     """Every variable's value as the item page shows it now, and the quantity."""
     ids = _variables(episode)
     values = episode.page.evaluate(
@@ -178,7 +176,7 @@ def _shown(episode: Episode) -> dict[str, str]:
     return shown
 
 
-def facts(bench: WorkArena, task: str) -> forms.FormFacts:
+def facts(bench: Any, task: str) -> forms.FormFacts:
     """The census's facts: the item's variables and quantity, their on-page defaults, the requested values.
 
     One fresh item page is read: it shows no generated value (unlike a form's record number).
@@ -219,14 +217,14 @@ def _other(wa_task: Any, question: str, requested: str | None) -> str | None:
     return None
 
 
-def reference(episode: Episode) -> Run:
+def reference(episode: Any) -> Run:
     c = episode.task.config
     sets = [Action(forms.SET_FIELD, {"field": QUANTITY, "value": str(c["quantity"])})]
     sets += [Action(forms.SET_FIELD, {"field": q, "value": _text(v)}) for q, (_, v) in c["configuration"].items()]
     return Run((Action(OPEN_ITEM), *sets, Action(forms.SUBMIT)), f'I have ordered {c["quantity"]} "{c["item"]}".')
 
 
-def execute(bench: WorkArena, episode: Episode, action: Action) -> Step:
+def execute(bench: Any, episode: Any, action: Action) -> Step:
     known = (OPEN_ITEM, *forms.FORM_ACTIONS)
     if action.name not in known:
         return Step("", f"unknown catalog action {action.name!r} (known: {', '.join(known)})")
@@ -247,7 +245,7 @@ def execute(bench: WorkArena, episode: Episode, action: Action) -> Step:
     return Step(output)
 
 
-def _set(episode: Episode, name: str, value: str) -> None:
+def _set(episode: Any, name: str, value: str) -> None:
     """Set one variable (or the quantity) as WorkArena's cheat() does for its control type."""
     from browsergym.workarena.tasks.utils.form import fill_text  # type: ignore[import-untyped]
 
@@ -279,7 +277,7 @@ def _set(episode: Episode, name: str, value: str) -> None:
         raise ValueError(f"unknown control type {kind!r} for {name!r}")
 
 
-def _order(episode: Episode) -> str:
+def _order(episode: Any) -> str:
     page = episode.page
     _iframe(episode).locator("#oi_order_now_button").click()
     try:  # the top window navigates to the checkout page; its URL carries the request's id
@@ -290,7 +288,7 @@ def _order(episode: Episode) -> str:
     return "ordered; the checkout page's URL carries the request id"
 
 
-def snapshot(bench: WorkArena, episode: Episode) -> dict[str, Any]:
+def snapshot(bench: Any, episode: Any) -> dict[str, Any]:
     """The independent readback of what the episode's user created: requests, requested items, options.
 
     Records are keyed by creation order ("1" is the episode's first request or item); an option is keyed

@@ -29,12 +29,13 @@ import json
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib import parse
 
-if TYPE_CHECKING:
-    from verimut.adapters.workarena.servicenow_standin import Store, _Handler
+# The stand-in's store and request handler (servicenow_standin.py) are typed Any here: that module mounts
+# this one, and importing it back would be a cycle. Its page chrome arrives as a `Chrome`.
 
 CATEGORY = "Hardware"
 QUANTITIES = tuple(str(n) for n in range(1, 11))  # the stand-in's quantity select (WorkArena's configs use 1..10)
@@ -46,6 +47,15 @@ _NS = uuid.UUID("6f1d1d57-5e37-4f0e-9d0b-3d1c1a7e0c01")  # stable sys_ids: the s
 
 def _stable_id(*parts: str) -> str:
     return uuid.uuid5(_NS, "/".join(parts)).hex
+
+
+@dataclass(frozen=True)
+class Chrome:
+    """What every stand-in page carries: its label, the visible banner, the Glide client API's script."""
+
+    label: str
+    banner: str
+    glide: str
 
 
 @dataclass(frozen=True)
@@ -101,7 +111,7 @@ def _by_id(sys_id: str) -> Item | None:
     return next((i for i in items().values() if i.sys_id == sys_id), None)
 
 
-def seed(store: Store) -> None:
+def seed(store: Any) -> None:
     """The catalog's definitions (items, variables) and its empty request tables."""
     store.tables["sc_cat_item"] = [
         {"sys_id": i.sys_id, "name": i.name, "short_description": i.description} for i in items().values()
@@ -118,25 +128,25 @@ def seed(store: Store) -> None:
 # --- pages ---------------------------------------------------------------------------------------
 
 
-def _page(title: str, body: str, script: str = "") -> str:
-    from verimut.adapters.workarena.servicenow_standin import _BANNER, _GLIDE, LABEL
-
-    return f"""<!DOCTYPE html><html><head><title>{html.escape(title)} | {LABEL}</title>
-<script>{_GLIDE}{script}</script></head><body>{_BANNER}{body}</body></html>"""
+def _page(chrome: Chrome, title: str, body: str, script: str = "") -> str:
+    return f"""<!DOCTYPE html><html><head><title>{html.escape(title)} | {chrome.label}</title>
+<script>{chrome.glide}{script}</script></head><body>{chrome.banner}{body}</body></html>"""
 
 
-def home_page() -> str:
+def home_page(chrome: Chrome) -> str:
     link = f'<a href="/com.glideapp.servicecatalog_category_view.do?v=1&amp;sysparm_parent={_stable_id(CATEGORY)}">{CATEGORY}</a>'
-    return _page("Service Catalog", f'<div role="heading" aria-level="1">Service Catalog</div><div>{link}</div>')
+    return _page(
+        chrome, "Service Catalog", f'<div role="heading" aria-level="1">Service Catalog</div><div>{link}</div>'
+    )
 
 
-def category_page() -> str:
+def category_page(chrome: Chrome) -> str:
     rows = "".join(
         f'<div class="item"><a href="/com.glideapp.servicecatalog_cat_item_view.do?v=1&amp;sysparm_id={i.sys_id}">'
         f"<h2>{html.escape(i.name)}</h2></a><p>{html.escape(i.description)}</p></div>"
         for i in items().values()
     )
-    return _page(CATEGORY, f'<div role="heading" aria-level="1">{CATEGORY}</div>{rows}')
+    return _page(chrome, CATEGORY, f'<div role="heading" aria-level="1">{CATEGORY}</div>{rows}')
 
 
 def _variable(v: Variable) -> str:
@@ -179,7 +189,7 @@ var g_form = {{
 """
 
 
-def item_page(item: Item) -> str:
+def item_page(chrome: Chrome, item: Item) -> str:
     quantity = "".join(f'<option value="{q}"{" selected" if q == "1" else ""}>{q}</option>' for q in QUANTITIES)
     body = f"""<div role="heading" aria-level="1">{html.escape(item.name)}</div><p>{html.escape(item.description)}</p>
 <form id="standin-order" method="POST" action="/{ORDER}" target="_top">
@@ -188,13 +198,14 @@ def item_page(item: Item) -> str:
 <div id="order"><label for="quantity">Quantity</label><select id="quantity" name="quantity">{quantity}</select>
 <button type="submit" id="oi_order_now_button">Order Now</button></div>
 </form>"""
-    return _page(item.name, body, _g_form(item))
+    return _page(chrome, item.name, body, _g_form(item))
 
 
-def checkout_page(request: Mapping[str, Any] | None) -> str:
+def checkout_page(chrome: Chrome, request: Mapping[str, Any] | None) -> str:
     if request is None:
-        return _page("Order Status", '<div role="alert">No such request (stand-in).</div>')
+        return _page(chrome, "Order Status", '<div role="alert">No such request (stand-in).</div>')
     return _page(
+        chrome,
         "Order Status",
         f'<div role="heading" aria-level="1">Thank you, your request has been submitted</div>'
         f'<p>Request Number: <a id="requesturl">{html.escape(str(request.get("number", "")))}</a></p>',
@@ -204,25 +215,29 @@ def checkout_page(request: Mapping[str, Any] | None) -> str:
 # --- the routes ----------------------------------------------------------------------------------
 
 
-def serve(handler: _Handler, method: str, page: str, query: Mapping[str, str], user: str) -> bool:
+def serve(handler: Any, method: str, page: str, query: Mapping[str, str], user: str, chrome: Chrome) -> bool:
     """Answer a catalog page or the order (True), or leave the request to the stand-in's other routes (False)."""
     if page == "catalog_home.do":
-        handler._send(200, home_page())
+        handler._send(200, home_page(chrome))
     elif page == "com.glideapp.servicecatalog_category_view.do":
-        handler._send(200, category_page())
+        handler._send(200, category_page(chrome))
     elif page == "com.glideapp.servicecatalog_cat_item_view.do":
         item = _by_id(query.get("sysparm_id", ""))
-        handler._send(*(200, item_page(item)) if item else (404, _page("Not found", "no such catalog item (stand-in)")))
+        handler._send(
+            *(200, item_page(chrome, item))
+            if item
+            else (404, _page(chrome, "Not found", "no such catalog item (stand-in)"))
+        )
     elif page == CHECKOUT:
         with handler.server.store.lock:
             rows = handler.server.store.tables["sc_request"]
             request = next((r for r in rows if r["sys_id"] == query.get("sysparm_sys_id")), None)
-        handler._send(200, checkout_page(request))
+        handler._send(200, checkout_page(chrome, request))
     elif page == ORDER and method == "POST":
         posted = {k: v[-1] for k, v in parse.parse_qs(handler._body().decode(), keep_blank_values=True).items()}
         item = _by_id(posted.get("sysparm_id", ""))
         if item is None:
-            handler._send(404, _page("Not found", "no such catalog item (stand-in)"))
+            handler._send(404, _page(chrome, "Not found", "no such catalog item (stand-in)"))
             return True
         request_id = order(handler.server.store, item, posted, user)
         target = parse.quote(f"{CHECKOUT}?v=1&sysparm_sys_id={request_id}", safe="")
@@ -232,10 +247,8 @@ def serve(handler: _Handler, method: str, page: str, query: Mapping[str, str], u
     return True
 
 
-def order(store: Store, item: Item, posted: Mapping[str, str], user: str) -> str:
+def order(store: Any, item: Item, posted: Mapping[str, str], user: str) -> str:
     """Place one order as `user`: one request, one requested item, one option per variable. Returns the request's id."""
-    from verimut.adapters.workarena.servicenow_standin import _now, _sys_id
-
     quantity = posted.get("quantity", "1")
     with store.lock:
         person = store.user(user)
@@ -274,3 +287,11 @@ def order(store: Store, item: Item, posted: Mapping[str, str], user: str) -> str
                 }
             )
     return str(request["sys_id"])
+
+
+def _sys_id() -> str:
+    return uuid.uuid4().hex
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S")
