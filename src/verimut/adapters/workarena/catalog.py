@@ -207,14 +207,25 @@ def _other_quantity(c: dict[str, Any]) -> str:
 
 
 def _other(wa_task: Any, question: str, requested: str | None) -> str | None:
-    """Another legal value of a requested variable: the first other value its shipped configurations give it."""
+    """Another legal value of a requested variable, from the values its shipped configurations give it.
+
+    A list-valued text (every shipped value is a ", "-joined pick from one small vocabulary, like the
+    laptops' "Additional software requirements") gets the requested picks plus the first unrequested one:
+    a legal value that differs from the request while containing it, since validate() tests a textarea by
+    containment. Any other variable gets the first different shipped value.
+    """
     if requested is None:
         return None
+    shipped: list[str] = []
     for c in wa_task.all_configs:
         kind, value = c["configuration"].get(question, (None, None))
-        if kind is not None and _text(value) != requested:
-            return _text(value)
-    return None
+        if kind is not None and _text(value) not in shipped:
+            shipped.append(_text(value))
+    vocabulary = list(dict.fromkeys(p for v in shipped for p in v.split(", ")))
+    if len(vocabulary) < len(shipped):  # the picks recombine: a list-valued text
+        extra = next((p for p in vocabulary if p not in requested.split(", ")), None)
+        return f"{requested}, {extra}" if extra else None
+    return next((v for v in shipped if v != requested), None)
 
 
 def reference(episode: Any) -> Run:
