@@ -1,8 +1,8 @@
 """WorkArena's service-catalog ordering tasks: the real validator in headless Chromium, against the offline stand-in.
 
 The stand-in is verimut's loopback imitation of ServiceNow, not ServiceNow (servicenow_standin.py and its
-catalog_standin.py). One audit of the iPad mini's first configuration (wrong-value and no-submit; about a
-minute) feeds the browser tests; the rest need no browser.
+catalog_standin.py). One audit of the standard laptop's first configuration (wrong-value and no-submit;
+about a minute and a half) feeds the browser tests; the rest need no browser.
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ from verimut.adapters.workarena import catalog_standin as cat_standin
 from verimut.adapters.workarena import servicenow_standin as standin
 from verimut.benchmark import resolve
 
-TASK = "once-after-submit/order-ipad-mini-0"
+TASK = "once-after-submit/order-standard-laptop-0"  # a textarea, two checkboxes, quantity 1
+SOFTWARE = "Additional software requirements"
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +63,7 @@ def test_the_reference_order_passes_and_its_readback_holds_the_request(audited):
     assert r.evidence.changed_from_start == {
         "sc_request": "1 added",
         "sc_req_item": "1 added",
-        "sc_item_option": "2 added",
+        "sc_item_option": "3 added",
     }
 
 
@@ -73,6 +74,16 @@ def test_a_wrong_quantity_is_rejected_and_the_readback_shows_it(audited):
     assert diff.collection == "sc_req_item" and diff.changed[0].fields == {"quantity": ("1", "2")}
 
 
+def test_an_unrequested_pick_in_the_software_list_is_a_confirmed_false_accept(audited):
+    """validate() tests a textarea by containment: the requested list plus one more passes; the readback differs."""
+    r = audited[1][f"{TASK}:wrong-value:{SOFTWARE}"]
+    assert r.outcome == "false_accept" and r.verdict is True
+    [diff] = r.evidence.differs_from_reference
+    [change] = diff.changed
+    requested = "Trello, Salesforce, Google Workspace"
+    assert change.fields == {"value": (requested, f"{requested}, Slack")}
+
+
 def test_no_order_is_rejected_no_request_in_the_url(audited):
     r = audited[1][f"{TASK}:no-submit"]
     assert r.outcome == "rejected" and "sysid is not in the URL" in r.evidence.verifier
@@ -81,7 +92,7 @@ def test_no_order_is_rejected_no_request_in_the_url(audited):
 def test_the_census_lists_quantity_and_the_item_s_variables_all_requested(audited):
     facts = audited[0].tasks[TASK].form
     assert facts is not None and facts.table == "sc_req_item"
-    assert facts.task_fields == ["quantity", "Choose the colour", "Choose the storage"]
+    assert facts.task_fields == ["quantity", SOFTWARE, "Adobe Acrobat", "Adobe Photoshop"]
     quantity = facts.field("quantity")
     assert quantity is not None and (quantity.default, quantity.template, quantity.other) == ("1", "1", "2")
 
@@ -99,7 +110,7 @@ def test_the_catalog_tasks_are_the_nine_of_workarena_s_registry():
     assert len(catalog.classes()) == 9
     assert all(c.__name__.startswith("Order") for c in catalog.classes().values())
     bench_tasks = catalog.tasks(wa.PROTOCOLS, catalog.DEFAULT_CONFIGS)
-    assert len(bench_tasks) == 9 * 3 * 2 and TASK in bench_tasks
+    assert len(bench_tasks) == 9 * 3 * 2 and TASK in bench_tasks and "per-step/order-ipad-mini-0" in bench_tasks
     assert catalog.parse("per-step/order-development-laptop-p-c-2") == ("per-step", "order-development-laptop-p-c", 2)
     assert catalog.parse("once-after-submit/incident-0") is None
 
@@ -125,8 +136,8 @@ def test_an_order_is_what_workarena_s_own_request_reader_expects(stand_in):
 
 def test_the_instruction_is_workarena_s_goal_from_the_configuration():
     assert catalog.instruction(TASK) == (
-        'Go to the hardware store and order 1 "iPad mini" with configuration '
-        "{'Choose the colour': 'Space Grey', 'Choose the storage': '64'}"
+        'Go to the hardware store and order 1 "Standard Laptop" with configuration '
+        f"{{'{SOFTWARE}': 'Trello, Salesforce, Google Workspace', 'Adobe Acrobat': False, 'Adobe Photoshop': False}}"
     )
 
 
