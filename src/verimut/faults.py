@@ -188,13 +188,16 @@ def partial(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
     ]
 
 
-@family("wrong-value")
+@family("wrong-value", grammars=("api", "form"))
 def wrong_value(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
     """Move one pinned written argument to another legal value of its kind (one variant per argument).
 
     A value from the start state comes first; a string the state has no other of gets a synthesized
     one of the same shape, and the edit says so (`detail["synthesized"]`). Unpinned arguments are left alone.
+    A form task: a requested field to the other legal value its adapter names (`form_wrong_value`).
     """
+    if ctx.form is not None:
+        return form_wrong_value(run, ctx)
     found = pins(run, ctx.writes, ctx.outputs, ctx.instruction)
     if not found:
         return _NO_WRITE
@@ -592,3 +595,30 @@ def extra_field(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
             {**detail, "step_split": "one step"},
         ),
     ]
+
+
+def form_wrong_value(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
+    """wrong-value on a form task: one requested field set to another legal value (one variant per field).
+
+    Every requested value is pinned (the instruction names it). The other legal value comes from the
+    adapter (`FormField.other`): WorkArena's catalog tasks name one for the quantity and each variable.
+    """
+    facts = _form_facts(ctx)
+    if isinstance(facts, Refusal):
+        return facts
+    movable = {f.name: f for f in forms.wrong_values(facts)}
+    at = [i for i in _sets(run) if run.actions[i].args.get("field") in movable]
+    if not at:
+        return Refusal("the adapter names no other legal value for any requested field")
+    edits: list[Edit] = []
+    for i in at:
+        f = movable[str(run.actions[i].args["field"])]
+        actions = list(run.actions)
+        actions[i] = Action(forms.SET_FIELD, {**run.actions[i].args, "value": f.other})
+        what = f"set {f.name!r} to {f.other!r}, not the requested {f.template!r}"
+        edits.append(
+            Edit(
+                f.name, run.replace_actions(actions), what, {"field": f.name, "requested": f.template, "value": f.other}
+            )
+        )
+    return edits

@@ -22,7 +22,7 @@ FORM_ACTIONS = (SET_FIELD, SUBMIT, SET_FIELD_THEN_SUBMIT)
 _PREFERENCE = ("choice", "boolean", "string", "email", "ph_number", "integer", "reference")
 
 
-class FormField(msgspec.Struct, frozen=True):
+class FormField(msgspec.Struct, frozen=True, omit_defaults=True):
     name: str
     label: str
     type: str
@@ -30,6 +30,9 @@ class FormField(msgspec.Struct, frozen=True):
     # generated (two fresh forms show different values, like a record number).
     default: str | None
     template: str | None  # the task's template record's value (display form), None when it has none
+    # Another legal value of a requested (pinned) field, for wrong-value; None when the adapter names none.
+    # Only the catalog tasks name one (a catalog item's quantity and variables); omitted from a manifest when None.
+    other: str | None = None
 
 
 class FormFacts(msgspec.Struct, frozen=True):
@@ -81,3 +84,9 @@ def extra_field_candidates(facts: FormFacts) -> list[Candidate]:
 def divergent_fields(facts: FormFacts) -> list[str]:
     """Task fields whose requested value differs from the form default: omitting one changes the record."""
     return [n for n in facts.task_fields if (f := facts.field(n)) is not None and differs(f)]
+
+
+def wrong_values(facts: FormFacts) -> list[FormField]:
+    """Requested fields whose adapter names another legal value (wrong-value moves one of them), in task order."""
+    found = [facts.field(n) for n in facts.task_fields]
+    return [f for f in found if f is not None and f.other is not None and f.other != f.template]

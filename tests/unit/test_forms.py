@@ -64,7 +64,8 @@ def test_the_form_operators_edit_the_steps_as_stated():
 
 
 def test_each_benchmark_is_audited_with_its_own_grammar_by_default():
-    assert of_grammar("form") == ["claim-only", "omit-field", "omit-divergent", "no-submit", "extra-field"]
+    form = ["claim-only", "wrong-value", "omit-field", "omit-divergent", "no-submit", "extra-field"]
+    assert of_grammar("form") == form
     faults = ["claim-only", "omit", "partial", "wrong-value", "extra", "extra-ni", "extra-oos"]
     alternatives = ["alt-reads", "alt-order", "alt-text", "alt-idem"]
     assert of_grammar("api") == [*faults, *alternatives]
@@ -74,3 +75,35 @@ def test_each_benchmark_is_audited_with_its_own_grammar_by_default():
 def test_form_facts_round_trip_through_the_manifest_encoding():
     again = msgspec.json.decode(msgspec.json.encode(FACTS), type=forms.FormFacts)
     assert again == FACTS and json.loads(msgspec.json.encode(FACTS))["table"] == "incident"
+
+
+def test_wrong_value_on_a_form_moves_each_field_whose_adapter_names_another_legal_value():
+    # A catalog task (WorkArena's Order...Task): quantity and a radio variable, each with another legal value.
+    facts = forms.FormFacts(
+        "sc_req_item",
+        ["quantity", "Choose the colour"],
+        [
+            forms.FormField("quantity", "Quantity", "integer", "1", "2", "3"),
+            forms.FormField("Choose the colour", "Choose the colour", "radio", "", "Pink", "Space Grey"),
+        ],
+    )
+    run = Run(
+        (
+            Action(forms.SET_FIELD, {"field": "quantity", "value": "2"}),
+            Action(forms.SET_FIELD, {"field": "Choose the colour", "value": "Pink"}),
+            Action(forms.SUBMIT),
+        ),
+        "done",
+    )
+    n = len(run.actions)
+    ctx = FaultContext((True,) * n, ("",) * n, "", ValueIndex({}, {}), (None,) * n, facts)
+    quantity, colour = FAMILIES["wrong-value"](run, ctx)
+    assert quantity.variant == "quantity" and quantity.run.actions[0].args == {"field": "quantity", "value": "3"}
+    assert colour.run.actions[1].args["value"] == "Space Grey" and colour.run.actions[2] == run.actions[2]
+    # A form whose adapter names no other value (the incident form): refused, with the reason.
+    refused = FAMILIES["wrong-value"](RUN, _ctx())
+    assert isinstance(refused, Refusal) and "no other legal value" in refused.reason
+
+
+def test_a_field_without_another_value_is_encoded_as_before():
+    assert "other" not in json.loads(msgspec.json.encode(FACTS.fields[0]))

@@ -56,6 +56,7 @@ import msgspec
 
 from verimut import forms
 from verimut.adapters.base import require, unknown_task
+from verimut.adapters.workarena import catalog as wa_catalog  # the catalog tasks: catalog.py
 from verimut.benchmark import Verdict
 from verimut.errors import AuditError
 from verimut.run import Action, Run, Step
@@ -169,6 +170,15 @@ def _pin_unique(task: Any, key: str, template: Mapping[str, Any]) -> None:
         task.template_record[name] = str(int.from_bytes(digest[16:24], "big")) if name in _SALTED else made
 
 
+def catalog_tasks_option(value: str | None) -> str:
+    """The `catalog` option: "only", "none", or "" (form and catalog tasks)."""
+    if value in (None, "", "both"):
+        return ""
+    if value not in ("only", "none"):
+        raise AuditError(f"catalog: {value!r} is not one of only, none, both")
+    return str(value)
+
+
 def _chromium_version() -> str:
     try:
         done = subprocess.run([CHROMIUM, "--version"], capture_output=True, text=True, timeout=30, check=False)
@@ -179,6 +189,8 @@ def _chromium_version() -> str:
 
 class WorkArena:
     name = "workarena"
+    seed = SEED
+    episode_type = Episode  # for catalog.py, which cannot import this module back
     telemetry: Sequence[str] = ()
     grammar = "form"  # audited with the form fault families (faults.py)
     concurrency = 1  # cells one at a time: the instance is shared state
@@ -187,7 +199,14 @@ class WorkArena:
     swap_suites = ("once-after-submit",)
 
     def __init__(
-        self, url: str, credentials: tuple[str, str], *, stand_in: bool = False, configs: str | None = None
+        self,
+        url: str,
+        credentials: tuple[str, str],
+        *,
+        stand_in: bool = False,
+        configs: str | None = None,
+        catalog: str | None = None,
+        catalog_configs: str | None = None,
     ) -> None:
         from browsergym.workarena.instance import SNowInstance  # type: ignore[import-untyped]
 
@@ -195,6 +214,9 @@ class WorkArena:
         self.version = f"{VERSION}-stand-in" if stand_in else VERSION
         self.instance = SNowInstance(snow_url=url, snow_credentials=credentials)
         self.configs = _configs(configs)
+        # Catalog tasks (catalog.py): `catalog` is "only" (no form task), "none" (no catalog task) or unset (both).
+        self.catalog = catalog_tasks_option(catalog)
+        self.catalog_configs = wa_catalog.configs_option(catalog_configs)
         self._pid = 0
         self._playwright: Any = None
         self._browser: Any = None
@@ -218,8 +240,15 @@ class WorkArena:
             "protocols": ", ".join(PROTOCOLS),
         }
 
+    def kind(self, task: str) -> str:
+        """A catalog ordering task is reported apart from the form tasks, and the swap grid pairs the form
+        tasks only: a catalog task's validator has no `verify_as` yet."""
+        return "catalog" if wa_catalog.is_catalog(task) else "user"
+
     def tasks(self) -> Sequence[str]:
-        return form_task_ids(self.configs)
+        # Hook: the catalog tasks (catalog.py) after the form tasks.
+        found = [] if self.catalog == "only" else form_task_ids(self.configs)
+        return found + ([] if self.catalog == "none" else wa_catalog.tasks(PROTOCOLS, self.catalog_configs))
 
     def _parse(self, task: str) -> tuple[str, str, int]:
         protocol, _, rest = task.partition("/")
@@ -245,6 +274,8 @@ class WorkArena:
         """The goal text GenericNewRecordTask.setup_goal() builds, from the configuration alone (no browser)."""
         from browsergym.workarena.tasks.utils.utils import prettyprint_enum  # type: ignore[import-untyped]
 
+        if wa_catalog.is_catalog(task):  # hook: catalog tasks (catalog.py)
+            return wa_catalog.instruction(task)
         _, form, index = self._parse(task)
         t = self._new_task(form, index)
         labels = self._config(form, index)["fields"]
@@ -266,6 +297,8 @@ class WorkArena:
 
     # -- an episode ----------------------------------------------------------------------------------
     def reset(self, task: str) -> Episode:
+        if wa_catalog.is_catalog(task):  # hook: catalog tasks (catalog.py)
+            return wa_catalog.reset(self, task)
         protocol, form, index = self._parse(task)
         browser = self._ensure_browser()
         self._teardown_live()
@@ -327,6 +360,10 @@ class WorkArena:
 
     def form(self, task: str) -> forms.FormFacts:
         """The census's facts, from at least two fresh forms (so generated defaults are told apart)."""
+        if wa_catalog.is_catalog(task):  # hook: catalog tasks (catalog.py)
+            if task not in self._forms:
+                self._forms[task] = wa_catalog.facts(self, task)
+            return self._forms[task]
         while task not in self._forms or self._reads.get(task, 0) < 2:
             self.reset(task)
         return self._forms[task]
@@ -335,6 +372,8 @@ class WorkArena:
         """Where the validator is defined (for SARIF): the form tasks' shared validate()."""
         import inspect
 
+        if wa_catalog.is_catalog(task):  # hook: catalog tasks (catalog.py)
+            return wa_catalog.verifier_source(task)
         _, form, _ = self._parse(task)
         validate = _task_class(form).validate
         try:
@@ -346,12 +385,16 @@ class WorkArena:
 
     def explain(self, task: str, collections: Sequence[str]) -> str | None:
         """Why the validator missed a difference in the submitted record (tasks/form.py, GenericNewRecordTask)."""
+        if wa_catalog.is_catalog(task):  # hook: catalog tasks (catalog.py)
+            return wa_catalog.EXPLAIN
         return (
             "GenericNewRecordTask.validate() compares only the task's fields of the submitted record; its "
             "out-of-scope monitor sets WORKARENA_BAD_FIELD_CHANGED on the form page, which submit replaces"
         )
 
     def reference(self, task: str, episode: Episode) -> Run:
+        if wa_catalog.is_catalog(task):  # hook: catalog tasks (catalog.py)
+            return wa_catalog.reference(episode)
         t = episode.task
         actions = [Action(forms.SET_FIELD, {"field": f, "value": t.template_record[f]}) for f in t.task_fields]
         return Run((*actions, Action(forms.SUBMIT)), f"I have created the {t.table_label}.")
@@ -363,6 +406,8 @@ class WorkArena:
         self._check_live(episode)
         if episode.ended_at is not None:
             return Step(f"not executed: the validator ended the episode at step {episode.ended_at} (per-step)")
+        if wa_catalog.is_catalog(episode.task_id):  # hook: catalog tasks (catalog.py)
+            return wa_catalog.execute(self, episode, action)
         if action.name not in forms.FORM_ACTIONS:
             return Step("", f"unknown form action {action.name!r} (known: {', '.join(forms.FORM_ACTIONS)})")
         try:
@@ -427,6 +472,8 @@ class WorkArena:
         reference names the fields that differ rather than one record removed and another added.
         """
         self._check_live(episode)
+        if wa_catalog.is_catalog(episode.task_id):  # hook: catalog tasks (catalog.py)
+            return wa_catalog.snapshot(self, episode)
         from browsergym.workarena.api.utils import table_api_call  # type: ignore[import-untyped]
 
         t = episode.task
@@ -517,13 +564,16 @@ class WorkArena:
         t = episode.task
         try:
             t.teardown()
-            left = table_api_call(
-                instance=self.instance,
-                table=t.table_name,
-                params={"sysparm_query": f"sys_created_by={episode.user}", "sysparm_fields": "sys_id"},
-            )["result"]
-            for r in left:
-                db_delete_from_table(instance=self.instance, sys_id=r["sys_id"], table=t.table_name)
+            # Hook: a catalog task's records span the catalog's request tables (catalog.py).
+            tables = wa_catalog.TABLES if wa_catalog.is_catalog(episode.task_id) else (t.table_name,)
+            for table in tables:
+                left = table_api_call(
+                    instance=self.instance,
+                    table=table,
+                    params={"sysparm_query": f"sys_created_by={episode.user}", "sysparm_fields": "sys_id"},
+                )["result"]
+                for r in left:
+                    db_delete_from_table(instance=self.instance, sys_id=r["sys_id"], table=table)
             if getattr(t, "delete_user_on_teardown", False):
                 table_api_call(instance=self.instance, table=f"sys_user/{t._base_user_sysid}", method="DELETE")
         except Exception as e:  # noqa: BLE001  (cleanup must not turn a scored cell into an error)
@@ -564,14 +614,23 @@ def _stand_in_url() -> tuple[str, tuple[str, str]]:
     return _STAND_IN.url, servicenow_standin.ADMIN
 
 
-def create(version: str | None = None, *, stand_in: bool | str = False, configs: str | None = None) -> WorkArena:
-    """Options: `stand_in` (the offline stand-in, not ServiceNow: `--stand-in`), `configs` (see DEFAULT_CONFIGS)."""
+def create(
+    version: str | None = None,
+    *,
+    stand_in: bool | str = False,
+    configs: str | None = None,
+    catalog: str | None = None,
+    catalog_configs: str | None = None,
+) -> WorkArena:
+    """Options: `stand_in` (the offline stand-in, not ServiceNow: `--stand-in`), `configs` (see DEFAULT_CONFIGS),
+    `catalog` ("only" or "none": the catalog tasks alone, or none) and `catalog_configs` ("0,1,2"; catalog.py)."""
+    more: dict[str, Any] = {"catalog": catalog, "catalog_configs": catalog_configs}
     require("browsergym-workarena", "WorkArena", "install-workarena.sh")
     if not os.path.exists(CHROMIUM):
         raise AuditError(f"{CHROMIUM} is missing: run `bash scripts/install-chromium.sh`")
     if stand_in not in (False, "", "0", "false", "no"):  # from --option, a flag arrives as text
         url, creds = _stand_in_url()
-        return WorkArena(url, creds, stand_in=True, configs=configs)
+        return WorkArena(url, creds, stand_in=True, configs=configs, **more)
     names = ("SNOW_INSTANCE_URL", "SNOW_INSTANCE_UNAME", "SNOW_INSTANCE_PWD")
     missing = [n for n in names if not os.environ.get(n)]
     if missing:
@@ -579,4 +638,4 @@ def create(version: str | None = None, *, stand_in: bool | str = False, configs:
             f"no ServiceNow instance named: set {', '.join(missing)} (WorkArena's own settings), "
             "or audit the offline stand-in with --stand-in"
         )
-    return WorkArena(os.environ[names[0]], (os.environ[names[1]], os.environ[names[2]]), configs=configs)
+    return WorkArena(os.environ[names[0]], (os.environ[names[1]], os.environ[names[2]]), configs=configs, **more)

@@ -668,6 +668,11 @@ class _Handler(BaseHTTPRequestHandler):
                 return self._submit(table, user)
             number = f"{form(table).number_prefix}{next(self.server.store.numbers):07d}"
             return self._send(200, form_page(form(table), number))
+        # Hook: the service-catalog pages and the order (catalog_standin.py).
+        from verimut.adapters.workarena.catalog_standin import Chrome, serve
+
+        if serve(self, method, page, query, user, Chrome(LABEL, _BANNER, _GLIDE)):
+            return None
         return self._send(404, f"<html><body>{_BANNER}not served by the stand-in: {html.escape(path)}</body></html>")
 
     def _login(self, query: dict[str, str]) -> None:
@@ -767,6 +772,10 @@ class StandIn(ThreadingHTTPServer):
             form(t)  # read WorkArena's data files once, before serving
         super().__init__(("127.0.0.1", 0), _Handler)
         self.store = Store()
+        # Hook: the service catalog's items, variables and request tables (catalog_standin.py).
+        from verimut.adapters.workarena.catalog_standin import seed
+
+        seed(self.store)
         self.url = f"http://127.0.0.1:{self.server_address[1]}"
         self._thread = threading.Thread(target=self.serve_forever, name="servicenow-stand-in", daemon=True)
 
