@@ -28,7 +28,8 @@ The two validation protocols are two suites (a task id is `PROTOCOL/FORM-CONFIG`
   step it reports done (the later steps are not executed), and the final claim is one more step.
 
 The intent-swap census (`verify_as`) grades once after the run, with the other task's validator put
-in the run's session: it reads the localStorage key the run's submit hook wrote (see `verify_as`).
+in the run's session: it reads the localStorage key the run's submit hook wrote (see `verify_as`). The
+grid pairs form and catalog tasks (every task is of the kind "user"); a catalog validator needs no key.
 
 The end state is an independent Table API readback, before the validator runs: every record of the
 form's table created by the episode's user (raw stored values, the form's fields). Each episode is
@@ -239,11 +240,6 @@ class WorkArena:
             ),
             "protocols": ", ".join(PROTOCOLS),
         }
-
-    def kind(self, task: str) -> str:
-        """A catalog ordering task is reported apart from the form tasks, and the swap grid pairs the form
-        tasks only: a catalog task's validator has no `verify_as` yet."""
-        return "catalog" if wa_catalog.is_catalog(task) else "user"
 
     def tasks(self) -> Sequence[str]:
         # Hook: the catalog tasks (catalog.py) after the form tasks.
@@ -522,17 +518,26 @@ class WorkArena:
         session: a fresh task object of `task` reads the key this session's submit hook wrote, and
         knows its form's labels from its configuration (its own setup would read them off its form).
         Its code is unchanged; it still checks the URL, the out-of-scope flag and its own fields.
+        A catalog task's validator (catalog.py `verify_as`) needs no key: it reads the request named in
+        the top window's URL through the Table API. Form and catalog tasks are paired with each other.
         """
         self._check_live(episode)
         try:
-            protocol, form, index = self._parse(task)
+            catalog = wa_catalog.parse(task)
+            protocol = catalog[0] if catalog else self._parse(task)[0]
             if protocol != "once-after-submit" or episode.protocol != "once-after-submit":
                 raise AuditError(
                     "the WorkArena swap grid grades once after the run (once-after-submit): under per-step "
                     "validation the run's own validator ends the episode"
                 )
+            if catalog:  # hook: catalog tasks (catalog.py)
+                return wa_catalog.verify_as(self, task, episode, self._chat(episode, run.answer))
+            _, form, index = self._parse(task)
             validator = self._new_task(form, index)
-            validator.session_sys_id_field = episode.task.session_sys_id_field
+            # A catalog run's page has no submit hook, so no key of its own: the validator keeps its own key.
+            validator.session_sys_id_field = getattr(
+                episode.task, "session_sys_id_field", validator.session_sys_id_field
+            )
             labels = self._config(form, index)["fields"]
             validator.fields = {f: {"fieldName": f, "label": label} for f, label in labels.items()}
             reward, _, _, info = validator.validate(episode.page, self._chat(episode, run.answer))

@@ -30,6 +30,7 @@ from functools import cache
 from typing import Any
 
 from verimut import forms
+from verimut.benchmark import Verdict
 from verimut.errors import AuditError
 from verimut.run import Action, Run, Step
 
@@ -347,6 +348,26 @@ def snapshot(bench: Any, episode: Any) -> dict[str, Any]:
         },
         "sc_item_option": out_options,
     }
+
+
+def verify_as(bench: Any, task: str, episode: Any, chat: list[dict[str, str]]) -> Verdict:
+    """Task `task`'s validator on another task's episode (the swap grid), once after the run.
+
+    A fresh task object of the catalog task's class and configuration; WorkArena's own `setup_goal()`
+    sets what `validate()` compares (item, short description, quantity, requested configuration) from
+    the configuration alone, without touching the page. `validate()` is unchanged: it reads the request
+    id from the episode's top window URL and the request through the Table API, so it needs nothing from
+    the session that set the page up (no browser-local key, unlike a form's validator).
+    """
+    _, slug, index = _parsed(task)
+    validator = classes()[slug](seed=bench.seed, instance=bench.instance, fixed_config=config(slug, index))
+    validator.setup_goal(page=episode.page)
+    reward, _, _, info = validator.validate(episode.page, chat)
+    return Verdict(
+        reward == 1,
+        f"once-after-submit: {type(validator).__name__}.validate() of {task}, on the page of "
+        f"{episode.task_id}: reward {reward:g}, {info.get('message', '')}",
+    )
 
 
 def verifier_source(task: str) -> tuple[str, int, str] | None:
