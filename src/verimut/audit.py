@@ -215,13 +215,27 @@ def _run(
                 other = "verimut swap" if stored.arm == swap_mod.SWAP else "verimut audit"
                 raise AuditError(f"{out} holds a {other} run ({stored.arm} arm); choose another --out")
         started, began = datetime.now(UTC), time.monotonic()
+        executor = executor or InProcess()
         with _progress(console, quiet) as progress:
             bar = progress.add_task("building manifest", total=2 * len(tasks), unit="task steps") if progress else None
             m = prepare(bench, store, tasks, families, lambda _: progress.advance(bar) if progress else None, arm)
             before = len(store.rows())
-            rows = score_all(bench, m, store, executor or InProcess(), progress)
-        wall = round(time.monotonic() - began, 3)
-        store.append_run(RunRecord(started.isoformat(timespec="seconds"), wall, len(rows) - before, arm))
+            built, startup = time.monotonic(), executor.startup_seconds
+            rows = score_all(bench, m, store, executor, progress)
+        ended = time.monotonic()
+        startup = executor.startup_seconds - startup
+        store.append_run(
+            RunRecord(
+                started=started.isoformat(timespec="seconds"),
+                wall_seconds=round(ended - began, 3),
+                scored=len(rows) - before,
+                arm=arm,
+                executor=executor.name,
+                manifest_seconds=round(built - began, 3),
+                startup_seconds=round(startup, 3),
+                scoring_seconds=round(ended - built - startup, 3),
+            )
+        )
         return summarize(m, rows, store)
 
 

@@ -1,14 +1,18 @@
 """Executors: how cells get scored. One seam; the pipeline does not care which is used.
 
 Cells arrive in groups that share a replay (a task's fault cells share its reference run's
-prefixes; a swap column shares one run). An executor gives a whole group to one worker,
-one cell at a time, so the worker's scorer reuses what it replayed, and yields each result
-as it is finished. The ledger stays with the caller (single writer).
+prefixes; a swap column shares one run). An executor gives a whole group to one worker, so the
+worker's scorer reuses what it replayed, in batches (`Batches`: one cell at first, then as many as
+take about `BATCH_SECONDS` at the measured cost per cell), and yields each result as the worker
+finishes it: the ledger stays with the caller (single writer) and a killed run loses only the cells
+not yet returned. A batch saves a round trip per cell, which is most of a cheap cell's cost on Ray.
 
 A cell that runs past the timeout is cut (its worker killed and replaced) and recorded as
-`error`; a worker that dies is replaced and its cell recorded as `error`; the rest of the
-group goes on in the new worker. Worker processes have VERIMUT_WORKER set in their
-environment (to the executor's name).
+`error`; a worker that dies is replaced and its cell recorded as `error`; the rest of its batch
+and group goes on in the new worker. The timeout runs per cell: from the moment the worker
+returned the previous cell of its batch. Worker processes have VERIMUT_WORKER set in their
+environment (to the executor's name). `startup_seconds` is what starting workers cost (Ray's
+start and each actor's adapter load), reported apart from scoring.
 """
 
 from __future__ import annotations
@@ -35,6 +39,9 @@ Group = Sequence[Cell]
 
 
 class Executor(Protocol):
+    name: str
+    startup_seconds: float  # starting workers, summed over this executor's runs (not scoring)
+
     def run(self, scorer: Scorer, groups: Iterable[Group]) -> Iterator[CellResult]: ...
 
     def close(self) -> None:
@@ -44,6 +51,9 @@ class Executor(Protocol):
 
 class InProcess:
     """Score cells one after another in this process (no timeout: a hanging cell hangs the run)."""
+
+    name = "inprocess"
+    startup_seconds = 0.0
 
     def close(self) -> None:
         pass
@@ -64,24 +74,75 @@ def _check(workers: int | None, timeout: float) -> int:
     return n
 
 
+# A batch holds about this many seconds of work at the measured cost per cell: long enough that
+# one round trip per batch is noise, short enough that a killed run loses little.
+BATCH_SECONDS = 0.25
+MAX_BATCH = 256
+
+
+class Batches:
+    """How many cells to send at once: one until a cost is measured, then about BATCH_SECONDS' worth."""
+
+    def __init__(self, seconds: float = BATCH_SECONDS, most: int = MAX_BATCH) -> None:
+        self.seconds, self.most = seconds, most
+        self._cells, self._spent = 0, 0.0
+
+    def add(self, result: CellResult) -> None:
+        self._cells += 1
+        self._spent += result.seconds
+
+    def size(self) -> int:
+        if not self._cells:
+            return 1
+        per_cell = self._spent / self._cells
+        if per_cell * self.most <= self.seconds:  # also a cost too small to divide by
+            return self.most
+        return max(1, int(self.seconds / per_cell))
+
+
 class _Slot:
-    """What one worker is doing: the rest of its group, and the cell in flight since `started`."""
+    """What one worker holds: the rest of its group, and the batch it was sent (its first cell in flight
+    since `started`)."""
 
     def __init__(self) -> None:
         self.queue: list[Cell] = []
-        self.cell: Cell | None = None
+        self.batch: list[Cell] = []
         self.started = 0.0
 
+    @property
+    def cell(self) -> Cell | None:
+        return self.batch[0] if self.batch else None
 
-def _feed(slots: Sequence[Any], pending: list[list[Cell]]) -> list[Any]:
-    """Give each idle worker the next cell of its group (or a new group); return the busy ones."""
+    def send(self, batch: list[Cell]) -> None:
+        raise NotImplementedError
+
+    def give(self, batch: list[Cell]) -> None:
+        self.batch, self.started = batch, time.monotonic()
+        self.send(batch)
+
+    def returned(self, result: CellResult) -> None:
+        """The worker finished the cell in flight; the next of its batch starts now."""
+        cell = self.batch.pop(0)
+        if cell.cell_id != result.cell_id:  # a worker answers its batch in order; anything else is a bug
+            raise AuditError(f"a worker returned {result.cell_id!r} while scoring {cell.cell_id!r}")
+        self.started = time.monotonic()
+
+    def leftover(self) -> list[Cell]:
+        """After the cell in flight is cut: what the worker that takes over must still score."""
+        return self.batch[1:] + self.queue
+
+
+def _feed(slots: Sequence[Any], pending: list[list[Cell]], batches: Batches) -> list[Any]:
+    """Give each idle worker its next batch (from its group, or a new group); return the busy ones."""
     for w in slots:
-        if w.cell is None:
+        if not w.batch:
             if not w.queue and pending:
                 w.queue = pending.pop()
             if w.queue:
-                w.give(w.queue.pop(0))
-    return [w for w in slots if w.cell is not None]
+                n = batches.size()
+                batch, w.queue = w.queue[:n], w.queue[n:]
+                w.give(batch)
+    return [w for w in slots if w.batch]
 
 
 def _wake(busy: Sequence[_Slot], timeout: float) -> float:
@@ -103,12 +164,13 @@ def _serve(scorer: Scorer, conn: Connection, parent: int) -> None:
                 return
             continue
         try:
-            cell = conn.recv()
+            batch = conn.recv()
         except EOFError:
             return
-        if cell is None:
+        if batch is None:
             return
-        conn.send(scorer.score(cell))
+        for cell in batch:
+            conn.send(scorer.score(cell))
 
 
 class _Process(_Slot):
@@ -119,9 +181,18 @@ class _Process(_Slot):
         self.process.start()
         child.close()
 
-    def give(self, cell: Cell) -> None:
-        self.cell, self.started = cell, time.monotonic()
-        self.conn.send(cell)
+    def send(self, batch: list[Cell]) -> None:
+        self.conn.send(batch)
+
+    def results(self) -> Iterator[CellResult]:
+        """What the worker has returned so far (stops at its end of the pipe closing)."""
+        try:
+            while self.batch and self.conn.poll(0):
+                result: CellResult = self.conn.recv()
+                self.returned(result)
+                yield result
+        except (EOFError, OSError):
+            return
 
     def stop(self, kill: bool = False) -> None:
         if kill:
@@ -146,6 +217,7 @@ class Pool:
     def __init__(self, workers: int | None = None, timeout: float = DEFAULT_TIMEOUT) -> None:
         self.workers = _check(workers, timeout)
         self.timeout = timeout
+        self.startup_seconds = 0.0
 
     def close(self) -> None:
         pass
@@ -158,33 +230,35 @@ class Pool:
         ctx = mp.get_context("fork")
         # A benchmark on shared live state (one WorkArena instance) says how many cells it takes at once.
         limit = scorer.bench.concurrency or self.workers
+        began = time.monotonic()
         pool = [_Process(ctx, scorer) for _ in range(min(self.workers, len(pending), limit))]
+        self.startup_seconds += time.monotonic() - began
         try:
             yield from self._drive(ctx, scorer, pool, pending)
         finally:
             for w in pool:
-                w.stop(kill=w.cell is not None)
+                w.stop(kill=bool(w.batch))
 
     def _drive(self, ctx: Any, scorer: Scorer, pool: list[_Process], pending: list[list[Cell]]) -> Iterator[CellResult]:
+        batches = Batches()
         while True:
-            busy = _feed(pool, pending)
+            busy = _feed(pool, pending, batches)
             if not busy:
                 return
             wake = _wake(busy, self.timeout)
             ready = wait([w.conn for w in busy] + [w.process.sentinel for w in busy], timeout=wake)
             for n, w in enumerate(pool):
-                if w.cell is None:
+                if not w.batch:
                     continue
-                cell = w.cell
                 if w.conn in ready:
-                    try:
-                        result: CellResult | None = w.conn.recv()
-                    except (EOFError, OSError):
-                        result = None
-                    if result is not None:
-                        w.cell = None
+                    got = False
+                    for result in w.results():
+                        got = True
+                        batches.add(result)
                         yield result
-                        continue
+                    if got:
+                        continue  # a death or a timeout shows on the next wait
+                cell = w.batch[0]
                 reason = None
                 if w.process.sentinel in ready or not w.process.is_alive():
                     # Its pipe can close a moment before it can be reaped: wait, so the code is known.
@@ -195,7 +269,7 @@ class Pool:
                 if reason is not None:
                     w.stop(kill=True)
                     pool[n] = _Process(ctx, scorer)
-                    pool[n].queue = w.queue  # the rest of the group goes on in the new worker
+                    pool[n].queue = w.leftover()  # the rest of the batch and group go on in the new worker
                     yield scorer.failed(cell, reason)
 
 
@@ -232,6 +306,7 @@ class Ray:
         self.workers = _check(workers, timeout)
         self.timeout = timeout
         self.address = address
+        self.startup_seconds = 0.0
         self._owned = False  # whether this executor connected (or started Ray), so must close it
         if address:  # fail now, before any work, when the cluster cannot be reached
             self._start()
@@ -274,6 +349,7 @@ class Ray:
         pending.reverse()
         if not pending:
             return
+        began = time.monotonic()
         self._start()
         actor_cls = ray.remote(num_cpus=1, max_restarts=0)(_RayScorer)
         manifest = ray.put(_encode(scorer.manifest))
@@ -283,38 +359,60 @@ class Ray:
 
         slots = [_RaySlot(spawn()) for _ in range(min(self.workers, len(pending)))]
         try:
-            while True:
-                busy = _feed(slots, pending)
-                if not busy:
-                    return
-                wake = _wake(busy, self.timeout)
-                done, _ = ray.wait([s.ref for s in busy], num_returns=1, timeout=wake)
-                for n, s in enumerate(slots):
-                    if s.cell is None:
-                        continue
-                    cell = s.cell
-                    reason = None
-                    if s.ref in done:
-                        try:
-                            result: CellResult = ray.get(s.ref)
-                        except ray.exceptions.RayActorError as e:
-                            reason = f"the worker scoring this cell died ({type(e).__name__})"
-                        except ray.exceptions.RayError as e:
-                            reason = f"scoring raised in the worker: {str(e).strip().splitlines()[-1]}"
-                        else:
-                            s.cell = None
-                            yield result
-                            continue
-                    elif time.monotonic() - s.started >= self.timeout:
-                        reason = f"timed out after {self.timeout:g} s"
-                    if reason is not None:
-                        ray.kill(s.actor, no_restart=True)
-                        slots[n] = _RaySlot(spawn())
-                        slots[n].queue = s.queue
-                        yield scorer.failed(cell, reason)
+            # Start-up apart from scoring: each actor loads the adapter before its first batch is timed.
+            _ready([s.actor for s in slots])
+            self.startup_seconds += time.monotonic() - began
+            yield from self._drive(scorer, slots, pending, spawn)
         finally:
             for s in slots:
                 ray.kill(s.actor, no_restart=True)
+
+    def _drive(
+        self, scorer: Scorer, slots: list[_RaySlot], pending: list[list[Cell]], spawn: Callable[[], Any]
+    ) -> Iterator[CellResult]:
+        import ray
+
+        batches = Batches()
+        while True:
+            busy = _feed(slots, pending, batches)
+            if not busy:
+                return
+            wake = _wake(busy, self.timeout)
+            done, _ = ray.wait([s.stream for s in busy], num_returns=1, timeout=wake)
+            for n, s in enumerate(slots):
+                if not s.batch:
+                    continue
+                cell = s.batch[0]
+                reason = None
+                if s.stream in done:
+                    try:
+                        for result in s.results():
+                            batches.add(result)
+                            yield result
+                    except ray.exceptions.RayActorError as e:
+                        reason = f"the worker scoring this cell died ({type(e).__name__})"
+                    except ray.exceptions.RayError as e:
+                        reason = f"scoring raised in the worker: {str(e).strip().splitlines()[-1]}"
+                    if reason is None:
+                        continue
+                    cell = s.batch[0]
+                elif time.monotonic() - s.started >= self.timeout:
+                    reason = f"timed out after {self.timeout:g} s"
+                if reason is not None:
+                    ray.kill(s.actor, no_restart=True)
+                    slots[n] = _RaySlot(spawn())
+                    slots[n].queue = s.leftover()
+                    yield scorer.failed(cell, reason)
+
+
+def _ready(actors: Sequence[Any]) -> None:
+    import ray
+
+    try:
+        ray.get([a.ready.remote() for a in actors])
+    except ray.exceptions.RayError as e:
+        first = str(e).strip().splitlines()[-1] if str(e).strip() else type(e).__name__
+        raise AuditError(f"a Ray worker could not load the benchmark: {first}") from None
 
 
 def _reachable(address: str) -> None:
@@ -334,11 +432,22 @@ class _RaySlot(_Slot):
     def __init__(self, actor: Any) -> None:
         super().__init__()
         self.actor = actor
-        self.ref: Any = None
+        self.stream: Any = None  # the batch's results, as Ray streams them back one per cell
 
-    def give(self, cell: Cell) -> None:
-        self.cell, self.started = cell, time.monotonic()
-        self.ref = self.actor.score.remote(cell)
+    def send(self, batch: list[Cell]) -> None:
+        self.stream = self.actor.score.options(num_returns="streaming").remote(batch)
+
+    def results(self) -> Iterator[CellResult]:
+        """The results Ray already holds, in batch order (raises what the actor raised)."""
+        import ray
+
+        while self.batch:
+            ready, _ = ray.wait([self.stream], num_returns=1, timeout=0)
+            if not ready:
+                return
+            result: CellResult = ray.get(next(self.stream))
+            self.returned(result)
+            yield result
 
 
 def _encode(m: Any) -> bytes:
@@ -369,8 +478,12 @@ class _RayScorer:
         adapter = adapters.load(benchmark, version, options)
         self.scorer = Scorer(adapter, msgspec.json.decode(manifest, type=Manifest))
 
-    def score(self, cell: Cell) -> CellResult:
-        return self.scorer.score(cell)
+    def ready(self) -> bool:
+        return True
+
+    def score(self, batch: list[Cell]) -> Iterator[CellResult]:
+        for cell in batch:
+            yield self.scorer.score(cell)
 
 
 class Settings(NamedTuple):

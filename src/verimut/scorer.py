@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import msgspec
@@ -16,7 +16,7 @@ from verimut.errors import AuditError, BenchmarkCrash
 from verimut.faults import is_alternative
 from verimut.records import Cell, CellResult, Difference, Evidence, Manifest, Outcome, TaskFacts
 from verimut.replay import Replay, Replayer
-from verimut.run import Run
+from verimut.run import Run, Step
 
 # What scoring found so far, by `Evidence` field: gathered step by step, then made one record.
 Found = dict[str, Any]
@@ -31,17 +31,16 @@ class Compared(msgspec.Struct, frozen=True):
 
 
 def compare_to_reference(
-    cell: Cell, reference_end: Any, replayer: Replayer, done: Replay, ignore: list[str]
+    cell: Cell, reference_end: Any, reference_steps: Sequence[Step], done: Replay, ignore: list[str]
 ) -> Compared:
-    """How the cell's end differs from its task's reference end, by the rule for its family's kind.
+    """How the cell's end differs from its task's reference end, by the rule for its family's kind
+    (`reference_steps`, what the reference run's actions returned, matter to an alternative run only).
 
     Shared with `repair.regrade`, so a repaired verifier's cells are judged by the very rule the audit used.
     """
     if not is_alternative(cell.family):
         return Compared(oracle.compare(reference_end, done.end, ignore))
-    differs, why = alternatives.differs(
-        cell.detail, reference_end, done.end, ignore, replayer.reference_steps(cell.task), done.steps
-    )
+    differs, why = alternatives.differs(cell.detail, reference_end, done.end, ignore, reference_steps, done.steps)
     return Compared(differs, why)
 
 
@@ -117,14 +116,18 @@ class Scorer:
         if cell.run_task != cell.task:
             return self._score_swap(cell, cell.run)
         reference_end = self.reference_end(cell.task)
+        alternative = is_alternative(cell.family)
+        # All of the reference is at hand before the cell's replay: replaying it again afterwards (after a
+        # benchmark crash dropped it) would reset, and AppWorld keeps one live world per process, so a reset
+        # between the cell's replay and its verifier would close the world the verifier reads.
+        reference_steps = self.replayer.reference_steps(cell.task) if alternative else []
         done = self.replayer.replay(cell.task, cell.run)
         if done.failed_at is not None:
             action = cell.run.actions[done.failed_at]
             error = f"action #{done.failed_at} {action.describe()} raised: {done.steps[-1].error}"
             if not cell.is_control:
                 return self._row(cell, Outcome.INCOMPLETE, None, {"error": error}, reason=error)
-        alternative = is_alternative(cell.family)
-        compared = compare_to_reference(cell, reference_end, self.replayer, done, self.ignore)
+        compared = compare_to_reference(cell, reference_end, reference_steps, done, self.ignore)
         vs_reference = compared.differs
         vs_start = oracle.compare(done.start, done.end, self.ignore)
         evidence: Found = {

@@ -1,0 +1,226 @@
+"""Benchmark: what the parallel path adds, against the floor of the work itself.
+
+Run from the repository root:
+
+    .venv/bin/python bench/bench_parallel.py                        # swap census and executors, once
+    .venv/bin/python bench/bench_parallel.py --repeat 3 --json /tmp/p.json
+    .venv/bin/python bench/bench_parallel.py --only executors       # only the banking pool/ray comparison
+
+Two measurements, each repeated, the order of their parts alternating between repeats (forward on
+even repeats, backward on odd ones) so that drift on a noisy machine favours none:
+
+A. **The swap census at its floor** (`--only swap`). The whole command, `verimut swap agentdojo
+   --workers W -q` in a fresh `--out`, timed from outside as a subprocess (start-up, imports,
+   manifest, scoring, summary and report.html: everything a user waits for), against the bare
+   loop: one process, the same adapter, for each run task j of the swap manifest the reference run
+   replayed once (`reset`, every action) and, for every verifier i of j's suite, a fork of the end
+   (`bench.fork`) graded by `bench.verify_as(i, fork, run)`. Nothing else: no diff, no ledger. The
+   floor is the bare loop's time over the cores (`os.cpu_count()`, or `--workers`); the ratio is
+   the command's wall time over the floor. The bare loop runs in its own subprocess too
+   (`--bare`), so both pay for their own imports, and its loop alone is timed inside it. The
+   command's phases (manifest, worker start-up, scoring) come from its runs.jsonl.
+
+B. **Executors on one suite** (`--only executors`): `verimut audit agentdojo --suite banking
+   --executor E --workers W -q` for the pool and Ray, each in a fresh `--out`; the scoring phase
+   and start-up (Ray's start and its actors' adapter loads) from runs.jsonl; the ledgers compared
+   (every row but `seconds`).
+
+Medians over the repeats go to stdout as a markdown table; every figure and the machine facts go to
+the JSON file (default bench/out/parallel-latest.json).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+
+from bench_agentdojo import machine
+
+DEFAULT_JSON = HERE / "out" / "parallel-latest.json"
+VERIMUT = [sys.executable, "-m", "verimut.cli"]
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n", 1)[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument("--repeat", type=int, default=1, metavar="N", help="measure N times; report medians")
+    p.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="workers (default: the cores)")
+    p.add_argument("--only", choices=("swap", "executors"), help="run one of the two measurements")
+    p.add_argument("--suite", default="banking", help="the suite of the executor comparison (default banking)")
+    p.add_argument("--json", type=Path, default=DEFAULT_JSON, metavar="PATH", help="where to write every figure")
+    p.add_argument("--bare", action="store_true", help=argparse.SUPPRESS)  # the bare loop's own process
+    args = p.parse_args(argv)
+    if args.repeat < 1 or args.workers < 1:
+        p.error("--repeat and --workers must be at least 1")
+    return args
+
+
+def bare_loop() -> dict[str, float]:
+    """The floor's work in this process: each run replayed once, every verifier of its suite on a fork."""
+    began = time.perf_counter()
+    from verimut import adapters, audit
+    from verimut import manifest as manifest_mod
+
+    bench = adapters.load("agentdojo")
+    tasks = audit.select_kinds(bench, audit.select_tasks(bench.tasks()), ["user"])
+    m = manifest_mod.build(bench, tasks, (), lambda _: None, "swap")
+    assert bench.fork is not None and bench.verify_as is not None
+    columns: dict[str, list[str]] = {}
+    runs = {}
+    for c in m.cells:
+        columns.setdefault(c.run_task, []).append(c.task)
+        runs[c.run_task] = c.run
+    loaded = time.perf_counter()
+    calls = 0
+    for j, verifiers in columns.items():
+        run = runs[j]
+        assert run is not None
+        episode = bench.reset(j)
+        for action in run.actions:
+            bench.execute(episode, action)
+        for i in verifiers:
+            bench.verify_as(i, bench.fork(episode), run)
+            calls += 1
+    return {"loop_s": time.perf_counter() - loaded, "setup_s": loaded - began, "calls": calls}
+
+
+def _run(cmd: list[str]) -> float:
+    began = time.perf_counter()
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - began
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(cmd)} exited {done.returncode}: {done.stderr.strip()[-500:]}")
+    return wall
+
+
+def _phases(out: Path) -> dict[str, Any]:
+    last = json.loads((out / "runs.jsonl").read_text().splitlines()[-1])
+    keys = ("wall_seconds", "manifest_seconds", "startup_seconds", "scoring_seconds", "scored")
+    return {k: last[k] for k in keys}
+
+
+def _ledger(out: Path) -> dict[str, dict[str, Any]]:
+    rows = (json.loads(line) for line in (out / "cells.jsonl").read_text().splitlines())
+    return {r["cell_id"]: {k: v for k, v in r.items() if k != "seconds"} for r in rows}
+
+
+def swap_once(workers: int, forward: bool) -> dict[str, Any]:
+    fig: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        parts = ["command", "bare"] if forward else ["bare", "command"]
+        for part in parts:
+            if part == "command":
+                out = Path(tmp) / "swap"
+                cmd = [*VERIMUT, "swap", "agentdojo", "--out", str(out), "-q", "--workers", str(workers)]
+                fig["command_s"] = _run(cmd)
+                fig["phases"] = _phases(out)
+            else:
+                js = Path(tmp) / "bare.json"
+                began = time.perf_counter()
+                cmd = [sys.executable, str(Path(__file__).resolve()), "--bare", "--json", str(js)]
+                subprocess.run(cmd, cwd=ROOT, check=True)
+                fig["bare_process_s"] = time.perf_counter() - began
+                fig["bare"] = json.loads(js.read_text())
+    fig["floor_s"] = fig["bare"]["loop_s"] / workers
+    fig["ratio"] = fig["command_s"] / fig["floor_s"]
+    return fig
+
+
+def executors_once(suite: str, workers: int, forward: bool) -> dict[str, Any]:
+    fig: dict[str, Any] = {}
+    ledgers = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        names = ["pool", "ray"] if forward else ["ray", "pool"]
+        for name in names:
+            out = Path(tmp) / name
+            cmd = [*VERIMUT, "audit", "agentdojo", "--suite", suite, "--out", str(out), "-q"]
+            cmd += ["--executor", name, "--workers", str(workers)]
+            fig[name] = {"command_s": _run(cmd), **_phases(out)}
+            ledgers[name] = _ledger(out)
+    fig["same_ledger"] = ledgers["pool"] == ledgers["ray"]
+    fig["ray_over_pool_scoring"] = fig["ray"]["scoring_seconds"] / fig["pool"]["scoring_seconds"]
+    return fig
+
+
+def median(runs: list[dict[str, Any]], *path: str) -> float:
+    def get(r: dict[str, Any]) -> float:
+        for k in path:
+            r = r[k]
+        return float(r)  # type: ignore[arg-type]
+
+    return statistics.median(get(r) for r in runs)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.bare:
+        args.json.write_text(json.dumps(bare_loop()))
+        return 0
+    load = {"start": os.getloadavg()[0]}
+    swaps: list[dict[str, Any]] = []
+    execs: list[dict[str, Any]] = []
+    for r in range(args.repeat):
+        forward = r % 2 == 0
+        order = ["swap", "executors"] if forward else ["executors", "swap"]
+        for part in order:
+            if args.only not in (None, part):
+                continue
+            if part == "swap":
+                swaps.append(swap_once(args.workers, forward))
+                print(f"swap repeat {r + 1}: {swaps[-1]['ratio']:.2f}x the floor", file=sys.stderr)
+            else:
+                execs.append(executors_once(args.suite, args.workers, forward))
+                print(f"executors repeat {r + 1}: ray/pool {execs[-1]['ray_over_pool_scoring']:.2f}", file=sys.stderr)
+    load["end"] = os.getloadavg()[0]
+    lines = [f"verimut bench_parallel: {args.repeat} repeat(s), {args.workers} workers, load {load}", ""]
+    lines += ["| measure | median |", "|---|---|"]
+    if swaps:
+        lines += [
+            f"| `verimut swap agentdojo`, whole command (s) | {median(swaps, 'command_s'):.2f} |",
+            f"| - manifest (s) | {median(swaps, 'phases', 'manifest_seconds'):.2f} |",
+            f"| - worker start-up (s) | {median(swaps, 'phases', 'startup_seconds'):.2f} |",
+            f"| - scoring (s) | {median(swaps, 'phases', 'scoring_seconds'):.2f} |",
+            (
+                f"| bare loop, one process: replays + {swaps[0]['bare']['calls']} verifier calls (s) | "
+                f"{median(swaps, 'bare', 'loop_s'):.2f} |"
+            ),
+            f"| floor = bare loop / {args.workers} (s) | {median(swaps, 'floor_s'):.2f} |",
+            f"| **command / floor** | **{median(swaps, 'ratio'):.2f}x** (min {min(s['ratio'] for s in swaps):.2f}x) |",
+        ]
+    if execs:
+        for name in ("pool", "ray"):
+            lines += [
+                (
+                    f"| audit --suite {args.suite}, {name}: command / start-up / scoring (s) | "
+                    f"{median(execs, name, 'command_s'):.2f} / {median(execs, name, 'startup_seconds'):.2f} / "
+                    f"{median(execs, name, 'scoring_seconds'):.2f} |"
+                )
+            ]
+        lines += [
+            f"| **Ray scoring / pool scoring** | **{median(execs, 'ray_over_pool_scoring'):.2f}x** |",
+            f"| ledgers identical (all repeats) | {all(e['same_ledger'] for e in execs)} |",
+        ]
+    print("\n".join(lines))
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    facts = {"machine": machine(), "load": load, "workers": args.workers}
+    args.json.write_text(json.dumps({**facts, "swap": swaps, "executors": execs}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

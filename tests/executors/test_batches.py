@@ -1,0 +1,78 @@
+"""Batched dispatch: batch sizes follow the measured cost, results come back one per cell, and a
+hang or a death in the middle of a batch cuts that one cell while the rest of the batch is scored."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from verimut import adapters, audit, executor
+from verimut.executor import MAX_BATCH, Batches
+from verimut.records import CellResult, Evidence, Outcome
+from verimut.store import Store
+
+
+def _result(seconds: float) -> CellResult:
+    return CellResult("c", "b", "t", "f", "-", Outcome.REJECTED, False, Evidence(edit=""), seconds=seconds)
+
+
+def test_one_cell_until_a_cost_is_measured():
+    assert Batches().size() == 1
+
+
+@given(st.lists(st.floats(min_value=0.0, max_value=600.0), min_size=1, max_size=50))
+def test_a_batch_holds_about_a_quarter_second_of_work_and_never_less_than_one_cell(costs):
+    b = Batches()
+    for c in costs:
+        b.add(_result(c))
+    mean = sum(costs) / len(costs)
+    size = b.size()
+    assert 1 <= size <= MAX_BATCH
+    if mean * MAX_BATCH > executor.BATCH_SECONDS:
+        assert size == max(1, int(executor.BATCH_SECONDS / mean))
+    else:
+        assert size == MAX_BATCH
+
+
+def test_cheap_cells_go_in_large_batches_and_slow_ones_alone():
+    cheap, slow = Batches(), Batches()
+    for _ in range(10):
+        cheap.add(_result(0.001))
+        slow.add(_result(7.0))
+    assert 240 <= cheap.size() <= 250 and slow.size() == 1
+
+
+class _Whole(Batches):
+    """Every group in one batch, so the hang below is in the middle of one."""
+
+    def size(self) -> int:
+        return MAX_BATCH
+
+
+@pytest.mark.parametrize("name", ["pool", "ray"])
+def test_a_hang_and_a_death_inside_a_batch_cut_only_their_cell(name, tmp_path, monkeypatch):
+    monkeypatch.setattr(executor, "Batches", _Whole)
+    bench = adapters.load("tests.troublebench:benchmark")
+    store = Store(tmp_path)
+    m = audit.prepare(bench, store, ["t/ok", "t/midhang", "t/dielate"], audit.select_families(), lambda _: None)
+    run = executor.make(name, workers=1, timeout=3, benchmark="tests.troublebench:benchmark")
+    try:
+        rows = audit.score_all(bench, m, store, run)
+    finally:
+        run.close()
+    assert set(rows) == {c.cell_id for c in m.cells}
+    assert rows["t/midhang:claim-only"].outcome == Outcome.ERROR
+    assert "timed out after 3 s" in (rows["t/midhang:claim-only"].reason or "")
+    # claim-only hangs in the middle of t/midhang's one batch; the cells after it are scored all the same
+    after = [c.cell_id for c in m.cells if c.task == "t/midhang" and not c.is_control]
+    after = after[after.index("t/midhang:claim-only") + 1 :]
+    assert after and all(rows[c].outcome != Outcome.ERROR for c in after)
+    # t/dielate's extra and extra-ni kill their worker one after the other, inside one batch
+    dead = [r for r in rows.values() if r.task == "t/dielate" and r.outcome == Outcome.ERROR]
+    assert len(dead) >= 2 and all("died" in (r.reason or "") for r in dead)
+    # every cell once in the ledger, in one line each
+    lines = (tmp_path / "cells.jsonl").read_text().splitlines()
+    assert sorted(json.loads(line)["cell_id"] for line in lines) == sorted(rows)
