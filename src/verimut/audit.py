@@ -24,7 +24,7 @@ from verimut import swap as swap_mod
 from verimut.benchmark import USER, Adapter, kind_of
 from verimut.errors import AuditError
 from verimut.executor import Executor, InProcess
-from verimut.faults import FAMILIES, of_grammar
+from verimut.faults import CONTROL, FAMILIES, of_grammar
 from verimut.records import Cell, CellResult, Manifest, Outcome, RunRecord
 from verimut.scorer import Scorer
 from verimut.store import Store
@@ -146,31 +146,40 @@ def score_all(
     executor: Executor,
     progress: Any = None,
 ) -> dict[str, CellResult]:
-    """Score every cell not yet in the ledger, controls first. Returns the whole ledger."""
-    rows = store.resume()
+    """Score every cell not yet in the ledger, controls first. Returns the whole ledger, read once at the end.
+
+    While scoring, memory stays flat in the number of cells: a result goes to the ledger and is let go;
+    only the ids scored and the controls' outcomes are kept.
+    """
     known = {c.cell_id for c in m.cells}
-    strangers = [cid for cid in rows if cid not in known]
-    if strangers:
-        raise AuditError(f"{store.ledger_path} records cells that are not in the manifest, e.g. {strangers[0]!r}")
+    scored: set[str] = set()
+    control_of: dict[str, str] = {}
+    for row in store.resume().values():
+        if row.cell_id not in known:
+            raise AuditError(f"{store.ledger_path} records cells that are not in the manifest, e.g. {row.cell_id!r}")
+        scored.add(row.cell_id)
+        if row.family == CONTROL:
+            control_of[row.task] = row.outcome
     ledger = store.appender()
     scorer = Scorer(bench, m)
-    bar = progress.add_task("scoring cells", total=len(m.cells), completed=len(rows)) if progress else None
+    bar = progress.add_task("scoring cells", total=len(m.cells), completed=len(scored)) if progress else None
 
     def record(results: Iterable[CellResult]) -> None:
         for row in results:
             ledger.append(row)
-            rows[row.cell_id] = row
+            scored.add(row.cell_id)
+            if row.family == CONTROL:
+                control_of[row.task] = row.outcome
             if bar is not None:
                 progress.advance(bar)
 
     try:
-        controls = [c for c in m.cells if c.is_control and c.cell_id not in rows]
+        controls = [c for c in m.cells if c.is_control and c.cell_id not in scored]
         record(executor.run(scorer, groups(controls)))
-        control_of: dict[str, str] = {r.task: r.outcome for r in rows.values() if r.family == "control"}
         todo: list[Cell] = []
         blocked: list[CellResult] = []
         for c in m.cells:
-            if c.is_control or c.cell_id in rows:
+            if c.is_control or c.cell_id in scored:
                 continue
             # A cell needs a correct run to start from and a verifier that passes its own task's.
             failed = [t for t in dict.fromkeys((c.task, c.run_task)) if control_of.get(t) != Outcome.CONTROL_PASS]
@@ -182,7 +191,7 @@ def score_all(
         record(executor.run(scorer, groups(todo)))
     finally:
         ledger.close()
-    return rows
+    return store.rows()
 
 
 def summarize(

@@ -357,7 +357,8 @@ class Ray:
         def spawn() -> Any:
             return actor_cls.remote(self.benchmark, self.version, self.options, manifest, os.getcwd())
 
-        slots = [_RaySlot(spawn()) for _ in range(min(self.workers, len(pending)))]
+        limit = scorer.bench.concurrency or self.workers  # as the pool: a live instance is shared state
+        slots = [_RaySlot(spawn()) for _ in range(min(self.workers, len(pending), limit))]
         try:
             # Start-up apart from scoring: each actor loads the adapter before its first batch is timed.
             _ready([s.actor for s in slots])
