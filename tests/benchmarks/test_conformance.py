@@ -36,6 +36,7 @@ ADAPTERS: dict[str, tuple[str | None, str | None, str]] = {
     "tests.reportbench:benchmark": (None, None, ""),
     "tests.troublebench:benchmark": (None, None, ""),  # misbehaves only inside a scoring worker
     "tests.remote_bench:create": (None, None, ""),  # another interpreter, over JSON lines
+    "bench.scalebench:create": (None, None, ""),  # the scaling benchmark's generated plug-in (its defaults)
 }
 
 
