@@ -105,6 +105,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--verimut", type=Path, default=ROOT / ".venv" / "bin" / "verimut", help="the command to run")
     p.add_argument("--json", type=Path, default=DEFAULT_JSON, metavar="PATH", help="where to write every figure")
     p.add_argument("--no-doc", action="store_true", help="do not rewrite docs/bench-scaling.md and docs/scaling.png")
+    p.add_argument(
+        "--from-json", type=Path, metavar="PATH", help="run nothing: report (tables, docs, plot) from an earlier --json"
+    )
     args = p.parse_args(argv)
     if args.repeat < 1:
         p.error("--repeat must be at least 1")
@@ -319,7 +322,7 @@ def growth(points: list[dict[str, Any]], tolerance: float) -> dict[str, Any]:
         pts = sorted((p for p in points if (p["arm"], p["executor"]) == key), key=lambda p: p["cells"])
         cells = [p["cells"] for p in pts]
         g: dict[str, Any] = {"sizes": [p["n"] for p in pts], "cells": cells}
-        for name in ("wall_s", "scoring_s", "scoring_started_s"):
+        for name in ("wall_s", "scoring_s", "scoring_started_s", "cpu_s"):
             s = slope(cells, [p[name] for p in pts])
             g[f"slope_{name}"] = s
             g[f"linear_{name}"] = None if s is None else abs(s - 1) <= tolerance
@@ -399,14 +402,15 @@ def tables(points: list[dict[str, Any]], law: dict[str, Any], tolerance: float) 
         "",
         f"Growth law (least-squares slope of log y against log cells; linear: within {tolerance:g} of 1):",
         "",
-        "| arm / executor | sizes | wall | scoring | scoring once started | swap: scoring replays against N |",
-        "|---|---|---|---|---|---|",
+        "| arm / executor | sizes | wall | scoring | scoring once started | cpu | swap: scoring replays against N |",
+        "|---|---|---|---|---|---|---|",
     ]
     for key, g in law.items():
         lines.append(
             f"| {key} | {', '.join(f'{n:,}' for n in g['sizes'])} | {_slope(g['slope_wall_s'], g['linear_wall_s'])} "
             f"| {_slope(g['slope_scoring_s'], g['linear_scoring_s'])} "
             f"| {_slope(g['slope_scoring_started_s'], g['linear_scoring_started_s'])} "
+            f"| {_slope(g['slope_cpu_s'], g['linear_cpu_s'])} "
             f"| {_slope(g.get('slope_replays_vs_n'), g.get('linear_replays'))} |"
         )
     est = [(k, n, e) for k, g in law.items() for n, e in g["estimate"].items() if int(n) not in g["sizes"]]
@@ -437,21 +441,26 @@ def plot(points: list[dict[str, Any]], path: Path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import ScalarFormatter
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+    colours = {e: f"C{k}" for k, e in enumerate(EXECUTORS)}  # one colour per executor, one line style per arm
     for key in dict.fromkeys((p["arm"], p["executor"]) for p in points):
         pts = [p for p in points if (p["arm"], p["executor"]) == key]
-        style = "-o" if key[0] == "fault" else "--s"
+        style = {"color": colours[key[1]], "marker": "o" if key[0] == "fault" else "s"}
+        style["linestyle"] = "-" if key[0] == "fault" else "--"
         label = f"{key[0]}, {key[1]}"
         cells = [p["cells"] for p in pts]
-        left.plot(cells, [1000 * p["wall_s"] / p["cells"] for p in pts], style, label=label)
-        right.plot(cells, [p["max_rss_mb"] for p in pts], style, label=label)
+        left.plot(cells, [1000 * p["wall_s"] / p["cells"] for p in pts], label=label, **style)
+        right.plot(cells, [p["max_rss_mb"] for p in pts], label=label, **style)
     for ax, title in ((left, "wall time per cell (ms)"), (right, "peak RSS, largest process (MB)")):
         ax.set_xscale("log")
         ax.set_xlabel("cells")
         ax.set_title(title)
         ax.grid(True, which="both", alpha=0.3)
     left.set_yscale("log")
+    left.yaxis.set_major_formatter(ScalarFormatter())
+    left.yaxis.set_minor_formatter(ScalarFormatter())
     right.legend(fontsize=8)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -491,8 +500,8 @@ def write_doc(path: Path, text: str) -> None:
     path.write_text(new)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(argv)
+def measure_grid(args: argparse.Namespace, command: str) -> dict[str, Any]:
+    """Every grid point, `--repeat` times (alternating the order), with the machine's facts around them."""
     if not args.verimut.exists():
         sys.exit(f"bench_scaling: no {args.verimut}: run scripts/install.sh, or give --verimut")
     info = machine() | {"loadavg_start": list(os.getloadavg())}
@@ -513,17 +522,24 @@ def main(argv: Sequence[str] | None = None) -> int:
                     flush=True,
                 )
     info["loadavg_end"] = list(os.getloadavg())
+    settings = {k: getattr(args, k) for k in ("records", "verify_ms", "seed", "repeat", "tolerance")}
+    return {"machine": info, "command": command, "settings": settings, "runs": runs}
+
+
+def report(measured: dict[str, Any], tolerance: float) -> tuple[str, list[dict[str, Any]], dict[str, Any], bool]:
+    """The page's text, the points (medians), the growth law, and whether every run went well."""
+    info, s, runs = measured["machine"], measured["settings"], measured["runs"]
     points = _median_points(runs)
-    law = growth(points, args.tolerance)
-    command = "bench/bench_scaling.py " + " ".join(sys.argv[1:] if argv is None else argv)
+    law = growth(points, tolerance)
     load = lambda xs: " ".join(f"{x:.1f}" for x in xs)
     head = (
-        f"`.venv/bin/python {command.strip()}`: records S = {args.records}, verifier {args.verify_ms:g} ms of CPU, "
-        f"seed {args.seed}, {args.repeat} repeat(s) (medians). verimut {info['verimut']} (commit {info['commit']}), "
-        f"Python {info['python']}, Ray {info['ray']}, nproc {info['nproc']}, {info['platform']}; load average "
-        f"(1, 5, 15 min) {load(info['loadavg_start'])} at the start, {load(info['loadavg_end'])} at the end."
+        f"`.venv/bin/python {measured['command']}`: records S = {s['records']}, verifier {s['verify_ms']:g} ms of "
+        f"CPU, seed {s['seed']}, {s['repeat']} repeat(s) (medians). verimut {info['verimut']} (commit "
+        f"{info['commit']}), Python {info['python']}, Ray {info['ray']}, nproc {info['nproc']}, {info['platform']}; "
+        f"load average (1, 5, 15 min) {load(info['loadavg_start'])} at the start, {load(info['loadavg_end'])} at "
+        "the end."
     )
-    text = head + "\n\n" + tables(points, law, args.tolerance)
+    text = head + "\n\n" + tables(points, law, tolerance)
     failed = [r for r in runs if r.get("failed")]
     if failed:
         text += "\n\nFAILED: " + "; ".join(f"{r['arm']} N={r['n']} {r['executor']} (exit {r['rc']})" for r in failed)
@@ -532,17 +548,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         text += "\n\nWARNING: the ledger does not hold every manifest cell once in " + ", ".join(
             f"{p['arm']} N={p['n']} {p['executor']}" for p in bad
         )
-    report = {"machine": info, "args": {k: str(v) for k, v in vars(args).items()}, "points": points, "growth": law}
-    report["runs"] = runs
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(report, indent=1, default=str))
+    return text, points, law, not failed and not bad
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.from_json:
+        measured = json.loads(args.from_json.read_text())
+    else:
+        command = "bench/bench_scaling.py " + " ".join(sys.argv[1:] if argv is None else argv)
+        measured = measure_grid(args, command.strip())
+    text, points, law, ok = report(measured, args.tolerance)
+    if not args.from_json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(measured | {"points": points, "growth": law}, indent=1, default=str))
     print(text)
     if not args.no_doc and points:
         write_doc(DOC, text + f"\n\n![per-cell wall time and peak RSS against cells]({PLOT.name})")
         plot(points, PLOT)
         print(f"\n(docs: {DOC}, {PLOT})")
-    print(f"\n(all figures: {args.json})")
-    return 1 if failed or bad else 0
+    if not args.from_json:
+        print(f"\n(all figures: {args.json})")
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
