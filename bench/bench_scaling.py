@@ -34,6 +34,9 @@ Per run it records:
   into those made while building the manifest and while scoring;
 - report: wall time, max_rss and exit code of `verimut report TMP`.
 
+The executors' outcome counts at one arm and size must be equal (the executors record the same ledger): a
+difference, a failed run or a ledger that does not hold every manifest cell once is a WARNING, and exit 1.
+
 Then, per arm and executor, the growth law: the least-squares slope of log(time) against log(cells) for wall and
 scoring time (and, for swap, of log(scoring replays) against log(N)), called linear when within `--tolerance` of 1.
 A constant start-up (about 1-2 s for the pool, more for Ray) bends the wall slope below 1 at small sizes: the
@@ -548,7 +551,13 @@ def report(measured: dict[str, Any], tolerance: float) -> tuple[str, list[dict[s
         text += "\n\nWARNING: the ledger does not hold every manifest cell once in " + ", ".join(
             f"{p['arm']} N={p['n']} {p['executor']}" for p in bad
         )
-    return text, points, law, not failed and not bad
+    by_size: dict[tuple[str, int], dict[str, dict[str, int]]] = {}
+    for p in points:
+        by_size.setdefault((p["arm"], p["n"]), {})[p["executor"]] = p["outcomes"]
+    differ = [f"{arm} N={n}" for (arm, n), seen in by_size.items() if len({json.dumps(o) for o in seen.values()}) > 1]
+    if differ:  # the executors must record the same ledger (up to line order and `seconds`)
+        text += "\n\nWARNING: the executors' outcome counts differ in " + ", ".join(differ)
+    return text, points, law, not failed and not bad and not differ
 
 
 def main(argv: Sequence[str] | None = None) -> int:
