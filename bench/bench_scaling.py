@@ -19,8 +19,9 @@ Per run it records:
 - wall: from launch to exit, interpreter start-up, manifest, scoring, summary and report.html included;
 - phases, from the output files' modification times and the ledger polled every `--poll` s: `build` (launch to
   manifest.json written: start-up, adapter, manifest), `scoring` (manifest written to the ledger's last row:
-  includes starting the executor, e.g. Ray), `scoring_started` (the ledger's first row to its last: the executor's
-  start-up left out), `summarize` (the run log to the last of summary.json/report.html);
+  includes starting the executor, e.g. Ray), `scoring_started` (the executor's start-up left out: runs.jsonl's
+  `scoring_seconds` where verimut records it, else the ledger's first row to its last) and `startup` (runs.jsonl's
+  `startup_seconds`), `summarize` (the run log to the last of summary.json/report.html);
 - cells (ledger lines; checked against the manifest's count, ids unique), per-cell wall and scoring time, and the
   scorer's own time per cell (the ledger's `seconds`, summed);
 - peak memory, two ways: `max_rss` is `ru_maxrss` of `getrusage(RUSAGE_CHILDREN)` in a fresh wrapper process
@@ -281,6 +282,7 @@ def run_point(arm: str, n: int, executor: str, args: argparse.Namespace) -> dict
             "build_s": built - r["began"],
             "scoring_s": scored - built,
             "scoring_started_s": scored - r["first_row"] if r["first_row"] else None,
+            "startup_s": None,
             "summarize_s": summarized - logged,
             "scorer_sum_s": scorer_s,
             "manifest_bytes": (out / "manifest.json").stat().st_size,
@@ -289,6 +291,12 @@ def run_point(arm: str, n: int, executor: str, args: argparse.Namespace) -> dict
             "replays_scoring": sum(t > built for t in resets),
             "outcomes": dict(sorted(outcomes.items())),
         }
+        # verimut 0.5 records its phases in runs.jsonl: start-up (Ray's start, the actors' adapter loads) and
+        # scoring after it, measured inside the process. Prefer them to the polled first row.
+        logged_run = json.loads((out / "runs.jsonl").read_text().splitlines()[-1])
+        if logged_run.get("scoring_seconds"):
+            r["scoring_started_s"], r["startup_s"] = logged_run["scoring_seconds"], logged_run["startup_seconds"]
+        r["run_log"] = logged_run
         rep = measure([str(args.verimut), "report", str(out)], None, args.poll, env)
         r["report"] = {k: rep[k] for k in ("wall_s", "rc", "max_rss_mb", "tree_pss_mb")}
     return r
@@ -392,10 +400,13 @@ def tables(points: list[dict[str, Any]], law: dict[str, Any], tolerance: float) 
     lines = [head, "|" + "---|" * 17]
     for p in points:
         c = p["cells"]
+        started = _dur(p["scoring_started_s"])
+        if p.get("startup_s") is not None:
+            started += f" (+{_dur(p['startup_s'])} start-up)"
         per = f"{1000 * p['wall_s'] / c:.2f} / {1000 * p['scoring_s'] / c:.2f} / {1000 * p['scorer_sum_s'] / c:.2f} ms"
         lines.append(
             f"| {p['arm']} | {p['n']:,} | {p['executor']} | {c:,}{'' if p['ledger_ok'] else ' (LEDGER MISMATCH)'} "
-            f"| {_dur(p['wall_s'])} | {_dur(p['build_s'])} | {_dur(p['scoring_s'])} | {_dur(p['scoring_started_s'])} "
+            f"| {_dur(p['wall_s'])} | {_dur(p['build_s'])} | {_dur(p['scoring_s'])} | {started} "
             f"| {_dur(p['summarize_s'])} | {per} | {p['max_rss_mb']:,.0f} / {p['tree_pss_mb']:,.0f} MB | {_dur(p['cpu_s'])} "
             f"| {_size(p['manifest_bytes'])} | {_size(p['ledger_bytes'])} "
             f"| {p['replays_build']:,} / {p['replays_scoring']:,} "
