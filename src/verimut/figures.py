@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ParamSpec
 
 from verimut.records import Outcome
+from verimut.store import SUMMARY_JSON, SUMMARY_MD
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -24,6 +25,13 @@ if TYPE_CHECKING:
 
 FALSE_ACCEPT = Outcome.FALSE_ACCEPT.value
 DPI = 110
+# The most rows (tasks, verifiers) a per-task figure draws, and the most suite panels of the heat map: a
+# figure's size must not grow with the audit (at 10,000 tasks a row per task is a PNG 300,000 pixels tall
+# and gigabytes of memory to draw). Past it a figure draws the top ones by what it ranks and says
+# "top K of N" in its title; summary.md and summary.json keep every one.
+TOP = 40
+TOP_SUITES = 12
+EVERY = f"{SUMMARY_MD}, {SUMMARY_JSON}"  # where every task, verifier and finding is
 _P = ParamSpec("_P")
 
 
@@ -41,6 +49,17 @@ def _plain_text(draw: Callable[_P, str]) -> Callable[_P, str]:
     return drawn
 
 
+def ranked(scores: Mapping[str, float], limit: int) -> list[str]:
+    """The `limit` keys with the highest score, highest first; a tie keeps the mapping's order (pure)."""
+    order = {k: n for n, k in enumerate(scores)}
+    return sorted(scores, key=lambda k: (-scores[k], order[k]))[:limit]
+
+
+def of(shown: int, total: int, what: str) -> str:
+    """`top 40 of 2,000 tasks`: a bounded figure's title says how much of the audit it shows."""
+    return f"top {shown:,} of {total:,} {what}"
+
+
 def data_uri(fig: Figure) -> str:
     buf = io.BytesIO()
     # No software/time metadata: the same counts give the same bytes.
@@ -50,13 +69,21 @@ def data_uri(fig: Figure) -> str:
 
 @_plain_text
 def outcome_heatmaps(
-    counts: Mapping[str, Mapping[str, Mapping[str, int]]], outcomes: Sequence[str], families: Sequence[str]
+    counts: Mapping[str, Mapping[str, Mapping[str, int]]],
+    outcomes: Sequence[str],
+    families: Sequence[str],
+    limit: int = TOP_SUITES,
 ) -> str:
-    """One heat map per suite: fault family x outcome, the count in each cell; false accepts in red."""
+    """One heat map per suite: fault family x outcome, the count in each cell; false accepts in red.
+
+    At most `limit` panels: past that, the suites with the most false accepts (the title says so)."""
     import numpy as np
     from matplotlib.figure import Figure
 
     suites = list(counts)
+    total = len(suites)
+    if total > limit:
+        suites = ranked({s: sum(c.get(FALSE_ACCEPT, 0) for c in counts[s].values()) for s in suites}, limit)
     cols = min(2, len(suites))
     rows = (len(suites) + cols - 1) // cols
     width = max(4.0, 0.9 * len(outcomes) + 1.6)
@@ -92,17 +119,30 @@ def outcome_heatmaps(
         ax.set_yticks(range(len(families)), families, fontsize=8)
         ax.tick_params(length=0)
         ax.set_title(suite or "all tasks", fontsize=10, loc="left")
+    if total > len(suites):
+        fig.suptitle(
+            of(len(suites), total, "suites by confirmed false accepts") + "; every suite: verimut ls DIR --suite S",
+            fontsize=10,
+            x=0.01,
+            ha="left",
+        )
     return data_uri(fig)
 
 
 @_plain_text
-def false_accepts_per_task(per_task: Mapping[str, Mapping[str, int]], families: Sequence[str]) -> str:
-    """Confirmed false accepts per task (template), stacked by fault family."""
+def false_accepts_per_task(per_task: Mapping[str, Mapping[str, int]], families: Sequence[str], limit: int = TOP) -> str:
+    """Confirmed false accepts per task (template), stacked by fault family.
+
+    At most `limit` bars: past that, the tasks with the most false accepts, most first (the title says
+    "top K of N"); summary.md and summary.json list every one."""
     import numpy as np
     from matplotlib.figure import Figure
     from matplotlib.ticker import MaxNLocator
 
     tasks = list(per_task)
+    total = len(tasks)
+    if total > limit:
+        tasks = ranked({t: sum(per_task[t].values()) for t in tasks}, limit)
     fig = Figure(figsize=(7.0, 0.26 * len(tasks) + 1.2), layout="constrained")
     ax = fig.subplots()
     left = np.zeros(len(tasks))
@@ -119,6 +159,12 @@ def false_accepts_per_task(per_task: Mapping[str, Mapping[str, int]], families: 
     ax.tick_params(axis="x", labelsize=7)
     ax.legend(fontsize=7, loc="lower right", frameon=False)
     ax.spines[["top", "right"]].set_visible(False)
+    if total > len(tasks):
+        ax.set_title(
+            of(len(tasks), total, "tasks by confirmed false accepts") + f"\n(every task: {EVERY})",
+            fontsize=9,
+            loc="left",
+        )
     return data_uri(fig)
 
 
@@ -183,11 +229,16 @@ def swap_matrix(suite: str, tasks: Sequence[str], cells: Mapping[tuple[str, str]
     ax.scatter(*marks["other"], s=size * 2, c="#636363", marker="x", label="not graded (error, incomplete)")
     labels = short_names(tasks)
     fs = 7 if n <= 25 else 5
-    ax.set_xticks(range(n), labels, fontsize=fs, rotation=90)
-    ax.set_yticks(range(n), labels, fontsize=fs)
+    # The matrix's side is bounded (9 inches), so past `TOP` tasks a label per row would overlap the next:
+    # every `step`-th task is labelled (the ids are in the tables and findings below the figure).
+    step = -(-n // TOP) if n > TOP else 1
+    ticks = range(0, n, step)
+    ax.set_xticks(ticks, [labels[k] for k in ticks], fontsize=fs, rotation=90)
+    ax.set_yticks(ticks, [labels[k] for k in ticks], fontsize=fs)
     ax.set_xlabel("reference run of task j", fontsize=8)
     ax.set_ylabel("verifier of task i", fontsize=8)
-    ax.set_title(f"{suite}: {n} x {n}", fontsize=10, loc="left")
+    every = f" (one task in {step} labelled)" if step > 1 else ""
+    ax.set_title(f"{suite}: {n} x {n}{every}", fontsize=10, loc="left")
     ax.tick_params(length=0)
     handles: list[Artist] = [
         Patch(facecolor=c, edgecolor="#999999", label=lab) for c, lab in zip(RUNG_COLOURS, RUNG_LABELS)
@@ -223,15 +274,36 @@ def _common_prefix(names: Sequence[str]) -> str:
 
 @_plain_text
 def frame_coverage(
-    suite: str, verifiers: Sequence[str], collections: Sequence[str], cells: Mapping[tuple[str, str], tuple[int, int]]
+    suite: str,
+    verifiers: Sequence[str],
+    collections: Sequence[str],
+    cells: Mapping[tuple[str, str], tuple[int, int]],
+    false_accepts: Mapping[str, int] | None = None,
+    limit: int = TOP,
 ) -> str:
     """Verifier (row) x collection (column): the share of the confirmed side effects touching that
     collection that the verifier rejected, from red (none) to blue (all). `cells` maps (verifier,
     collection) to (rejected, confirmed); a pair it lacks is left blank: no side effect of that
-    verifier's task touched that collection, so there is nothing to say."""
+    verifier's task touched that collection, so there is nothing to say.
+
+    At most `limit` rows: past that, the verifiers with the most false accepts (`false_accepts`, or
+    else the unrejected side effects summed over `cells`), in the order given among equals, and the
+    collections those touch; the title says "top K of N"."""
     import numpy as np
     from matplotlib.figure import Figure
 
+    total = len(verifiers)
+    if total > limit:
+        if false_accepts is None:
+            missed: dict[str, int] = dict.fromkeys(verifiers, 0)
+            for (v, _), (rejected, n) in cells.items():
+                missed[v] += n - rejected
+            false_accepts = missed
+        verifiers = ranked({v: false_accepts.get(v, 0) for v in verifiers}, limit)
+        kept = set(verifiers)
+        cells = {(v, c): rn for (v, c), rn in cells.items() if v in kept}
+        touched = {c for _, c in cells}
+        collections = [c for c in collections if c in touched]
     grid = np.full((len(verifiers), len(collections)), np.nan)
     for (v, c), (rejected, n) in cells.items():
         grid[verifiers.index(v), collections.index(c)] = rejected / n
@@ -258,7 +330,10 @@ def frame_coverage(
     ax.set_yticks(range(len(verifiers)), labels, fontsize=7)
     ax.set_xlabel("collection the side effect changes", fontsize=8)
     ax.set_ylabel(f"verifier of task {prefix}…" if prefix else "verifier of task", fontsize=8)
-    ax.set_title(f"{suite or 'all tasks'}: rejected / confirmed side effects", fontsize=10, loc="left")
+    title = f"{suite or 'all tasks'}: rejected / confirmed side effects"
+    if total > len(verifiers):
+        title += "\n" + of(len(verifiers), total, "verifiers by false accepts") + f" (every one: {EVERY})"
+    ax.set_title(title, fontsize=10 if total == len(verifiers) else 9, loc="left")
     ax.tick_params(length=0)
     bar = fig.colorbar(shown, ax=ax, shrink=0.8, pad=0.01)
     bar.set_label("share rejected", fontsize=7)

@@ -94,6 +94,19 @@ def per_task(rows: Mapping[str, CellResult], outcome: str) -> dict[str, dict[str
     return out
 
 
+def split_rows(counts: Mapping[str, int], limit: int = figures.TOP) -> tuple[list[str], list[str]]:
+    """A per-task table's rows: those it shows open and those it folds away (pure).
+
+    Up to `limit` rows, every one open, in the given order (a small audit's page is unchanged); past
+    that, the `limit` with the highest count open, highest first (the bar chart's tasks, in its order),
+    and the rest folded, in the given order."""
+    if len(counts) <= limit:
+        return list(counts), []
+    top = figures.ranked(counts, limit)
+    shown = set(top)
+    return top, [k for k in counts if k not in shown]
+
+
 def _fault_context(m: Manifest, rows: Mapping[str, CellResult], s: summary_mod.Summary) -> dict[str, Any]:
     alternatives = [f for f in m.families if is_alternative(f)]
     # The heat map and the first tables are the planted faults'; alternative runs get a table of their own.
@@ -107,6 +120,7 @@ def _fault_context(m: Manifest, rows: Mapping[str, CellResult], s: summary_mod.S
         if any(c.get(o) for fams in counts.values() for c in fams.values())
     ]
     fas = per_task(rows, FA)
+    fa_open, fa_folded = split_rows({t: sum(len(ids) for ids in v.values()) for t, v in fas.items()})
     # One table per task kind (AgentDojo's user and injection tasks are reported apart).
     kinds: dict[str, dict[str, Counter[str]]] = {}
     for cell in m.cells:
@@ -134,6 +148,8 @@ def _fault_context(m: Manifest, rows: Mapping[str, CellResult], s: summary_mod.S
         "alt_col_max": {o: max([c[o] for c in alt_every] + [1]) for o in alt_columns},
         "heatmap": figures.outcome_heatmaps(counts, present, families) if counts else None,
         "fa_per_task": fas,
+        "fa_open": fa_open,
+        "fa_folded": fa_folded,
         "fa_figure": (
             figures.false_accepts_per_task(
                 {t: {f: len(ids) for f, ids in v.items()} for t, v in fas.items()}, m.families
@@ -169,17 +185,25 @@ def _coverage_context(fc: coverage.FrameCoverage | None) -> dict[str, Any] | Non
     groups = [(s or "(no suite)", g) for s, g in fc.suites.items()]
     if len(fc.kinds) > 1:
         groups += [(f"kind: {k}", g) for k, g in fc.kinds.items()]
+    missed = {t: v.false_accepts for t, v in fc.verifiers.items()}
+    heatmaps = []
+    for suite, (vs, cs, cells) in coverage_figures(fc).items():
+        # A figure past `figures.TOP` verifiers draws the top ones and the collections those touch.
+        drawn = set(figures.ranked({v: missed[v] for v in vs}, figures.TOP))
+        wide = len({c for v, c in cells if v in drawn}) > 6
+        heatmaps.append({"suite": suite, "figure": figures.frame_coverage(suite, vs, cs, cells, missed), "wide": wide})
+    listed = [t for t, v in fc.verifiers.items() if v.side_effects]
+    # The table beside the figures: every verifier up to `figures.TOP`, past that the top ones by false accepts.
+    shown, _ = split_rows({t: missed[t] for t in listed})
     return {
         "note": fc.note,
         "families": fc.families,
         "groups": [{"name": name, "g": g, "median": coverage.fmt(g.median)} for name, g in groups],
-        "heatmaps": [
-            {"suite": suite, "figure": figures.frame_coverage(suite, vs, cs, cells), "wide": len(cs) > 6}
-            for suite, (vs, cs, cells) in coverage_figures(fc).items()
-        ],
+        "heatmaps": heatmaps,
         "verifiers": [
-            {"task": t, "v": v, "coverage": coverage.fmt(v.coverage)} for t, v in fc.verifiers.items() if v.side_effects
+            {"task": t, "v": fc.verifiers[t], "coverage": coverage.fmt(fc.verifiers[t].coverage)} for t in shown
         ],
+        "listed": len(listed),
         "without": sum(not v.side_effects for v in fc.verifiers.values()),
     }
 
@@ -204,12 +228,18 @@ def _swap_context(m: Manifest, rows: Mapping[str, CellResult], c: swap_mod.Censu
     by_verifier: dict[str, list[str]] = {}
     for a in c.false_accepts:
         by_verifier.setdefault(a["verifier_task"], []).append(a["cell_id"])
+    fa_open, fa_folded = split_rows({t: len(ids) for t, ids in by_verifier.items()})
+    present = [a for a in c.acceptances if a["outcome"] == Outcome.ACCEPTED_EFFECT_PRESENT.value]
     return {
         "fa_per_task": by_verifier,
+        "fa_open": fa_open,
+        "fa_folded": fa_folded,
         "table": {swap_mod.suite_title(s): rows_ for s, rows_ in c.table.items()},
         "rung_names": swap_mod.RUNGS,
         "matrices": matrices,
-        "present": [a for a in c.acceptances if a["outcome"] == Outcome.ACCEPTED_EFFECT_PRESENT.value],
+        # Not findings, and one per acceptance: the page lists the first `figures.TOP`, summary.md/json every one.
+        "present": present[: figures.TOP],
+        "present_count": len(present),
     }
 
 
@@ -250,7 +280,8 @@ def context(store: Store, m: Manifest, rows: Mapping[str, CellResult], result: A
         "findings": [cell_view.view(m, by_id[cid], rows.get(cid), rewards) for cid in shown],
         "rejects": [cell_view.view(m, by_id[cid], rows.get(cid), rewards) for cid in rejects],
         "acceptances": len(result.acceptances) if swap else None,
-        "control_failures": result.control_failures,
+        "control_failures": result.control_failures[: figures.TOP],
+        "control_failure_count": len(result.control_failures),
         "provenance": provenance(m, result, store.runs()),
         "repair": repair,
         "repaired": repair_verdicts(repair),

@@ -44,3 +44,27 @@ def test_a_bad_option_is_a_one_line_error(tmp_path):
     result = verimut("audit", "bench.scalebench:create", "--option", "tasks=many", "--out", str(tmp_path / "o"))
     assert result.returncode == 2
     assert "scalebench: --option tasks=many is not a whole number" in result.stderr
+
+
+def test_the_report_of_100_tasks_is_bounded_and_keeps_every_finding(tmp_path):
+    """Past `figures.TOP` tasks report.html's figures draw the top ones (bounded PNGs), its per-task table folds
+    the rest, and every confirmed false accept keeps its evidence block and its link."""
+    import base64
+    import re
+    import struct
+
+    out = tmp_path / "audit"
+    options = ["--option", "tasks=100", "--option", "records=30", "--option", "verify_ms=0", "--option", "seed=0"]
+    result = verimut("audit", "bench.scalebench:create", *options, "--out", str(out), "-q", "--workers", "2")
+    assert result.returncode == 1, result.stderr
+    page = (out / "report.html").read_text()
+    for uri in re.findall(r'src="data:image/png;base64,([^"]+)"', page):
+        assert struct.unpack(">II", base64.b64decode(uri)[16:24])[1] <= 1800  # height in pixels
+    findings = [f["cell_id"] for f in json.loads((out / "summary.json").read_text())["false_accepts"]]
+    tasks = {cid.split(":")[0] for cid in findings}
+    assert len(tasks) > 40
+    assert f"{len(tasks)} tasks have a confirmed false accept" in page
+    assert f"The other {len(tasks) - 40} tasks with a confirmed false accept" in page
+    assert "verifiers with the most false accepts, of 100 with a confirmed side effect" in page
+    for cid in findings:  # each finding: its evidence block and a link to it
+        assert f'<details class="cell" id="cell-{cid}">' in page and f'href="#cell-{cid}"' in page

@@ -40,3 +40,74 @@ def test_a_dollar_in_a_task_id_draws_as_text(name, drawn):
     shown = [t for fig in drawn for t in _texts(fig) if "$" in t.get_text()]
     assert shown, "the dollar-sign names should appear on the figures"
     assert not any(t.get_parse_math() for t in shown)
+
+
+# At scale: a figure's size must not grow with the audit (tasks, verifiers, suites).
+N = 2000
+MAX_PX = 1800  # the bar chart and the coverage map at `figures.TOP` rows are about 1,300-1,500 px tall
+
+
+def _png_size(uri: str) -> tuple[int, int]:
+    import base64
+    import struct
+
+    png = base64.b64decode(uri.split(",", 1)[1])
+    width, height = struct.unpack(">II", png[16:24])
+    return width, height
+
+
+def _said(fig) -> str:  # type: ignore[no-untyped-def]
+    return "\n".join(t.get_text() for t in _texts(fig))
+
+
+def test_the_false_accepts_chart_of_2000_tasks_draws_the_top_ones(drawn):
+    per_task = {f"scale/task_{k:05d}": {"extra": k % 7, "omit": 1} for k in range(N)}
+    width, height = _png_size(figures.false_accepts_per_task(per_task, ["omit", "extra"]))
+    assert height <= MAX_PX and width <= MAX_PX
+    said = _said(drawn[-1])
+    assert f"top {figures.TOP} of 2,000 tasks" in said and "summary.json" in said
+    labels = [t.get_text() for t in drawn[-1].axes[0].get_yticklabels()]
+    assert len(labels) == figures.TOP
+    assert all(per_task[t]["extra"] == 6 for t in labels)  # the most false accepts, most first
+    assert labels[:2] == ["scale/task_00006", "scale/task_00013"]  # equals keep the given order
+
+
+def test_the_coverage_map_of_2000_verifiers_draws_the_top_ones(drawn):
+    verifiers = [f"scale/task_{k:05d}" for k in range(N)]
+    cells = {(v, c): (k % 4, 3) for k, v in enumerate(verifiers) for c in ("accounts", "notes")}
+    misses = {v: 6 - 2 * (k % 4) for k, v in enumerate(verifiers)}
+    width, height = _png_size(figures.frame_coverage("scale", verifiers, ["accounts", "notes"], cells, misses))
+    assert height <= MAX_PX and width <= MAX_PX
+    assert f"top {figures.TOP} of 2,000 verifiers" in _said(drawn[-1])
+    rows = [t.get_text() for t in drawn[-1].axes[0].get_yticklabels()]
+    assert len(rows) == figures.TOP and all(int(r) % 4 == 0 for r in rows)  # coverage 0: the most false accepts
+    # Without the counts it ranks by the unrejected side effects in `cells`: the same rows here.
+    figures.frame_coverage("scale", verifiers, ["accounts", "notes"], cells)
+    assert [t.get_text() for t in drawn[-1].axes[0].get_yticklabels()] == rows
+
+
+def test_the_heat_maps_of_many_suites_draw_the_top_ones(drawn):
+    counts = {f"suite_{s}": {"extra": {"false_accept": s % 5, "rejected": 3}} for s in range(60)}
+    width, height = _png_size(figures.outcome_heatmaps(counts, ["rejected", "false_accept"], ["extra"]))
+    assert height <= 2500 and width <= MAX_PX
+    fig = drawn[-1]
+    assert f"top {figures.TOP_SUITES} of 60 suites" in _said(fig)
+    titles = [ax.get_title(loc="left") for ax in fig.axes if ax.get_title(loc="left")]
+    assert len(titles) == figures.TOP_SUITES and all(int(t.split("_")[1]) % 5 == 4 for t in titles)
+
+
+def test_a_large_swap_matrix_labels_at_most_top_tasks(drawn):
+    tasks = [f"s/t{k}" for k in range(150)]
+    width, height = _png_size(figures.swap_matrix("s", tasks, {(tasks[0], tasks[1]): ("1", "accepted_effect_absent")}))
+    assert height <= MAX_PX and width <= MAX_PX
+    ax = drawn[-1].axes[0]
+    assert len(ax.get_yticklabels()) <= figures.TOP and len(ax.get_xticklabels()) <= figures.TOP
+    assert "one task in 4 labelled" in ax.get_title(loc="left")
+
+
+def test_a_small_audit_draws_every_task_in_its_order_with_no_top_k_title(drawn):
+    per_task = {f"t{k}": {"extra": k % 3 + 1} for k in range(figures.TOP)}
+    figures.false_accepts_per_task(per_task, ["extra"])
+    fig = drawn[-1]
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == list(per_task)
+    assert " of " not in _said(fig)
