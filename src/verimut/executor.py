@@ -26,6 +26,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from multiprocessing.connection import Connection, wait
 from typing import Any, NamedTuple, Protocol
 
+import msgspec
+
 from verimut.children import die_with_parent
 from verimut.errors import AuditError
 from verimut.records import Cell, CellResult
@@ -133,15 +135,20 @@ class _Slot:
 
 
 def _feed(slots: Sequence[Any], pending: list[list[Cell]], batches: Batches) -> list[Any]:
-    """Give each idle worker its next batch (from its group, or a new group); return the busy ones."""
+    """Give each idle worker its next batch: the rest of its group, then whole new groups, up to the batch
+    size (small groups, such as the controls' one cell each, share a batch). Return the busy workers."""
     for w in slots:
-        if not w.batch:
-            if not w.queue and pending:
+        if w.batch:
+            continue
+        n, batch = batches.size(), list[Cell]()
+        while len(batch) < n and (w.queue or pending):
+            if not w.queue:
                 w.queue = pending.pop()
-            if w.queue:
-                n = batches.size()
-                batch, w.queue = w.queue[:n], w.queue[n:]
-                w.give(batch)
+            take = n - len(batch)
+            batch += w.queue[:take]
+            w.queue = w.queue[take:]
+        if batch:
+            w.give(batch)
     return [w for w in slots if w.batch]
 
 
@@ -218,6 +225,7 @@ class Pool:
         self.workers = _check(workers, timeout)
         self.timeout = timeout
         self.startup_seconds = 0.0
+        self.batches = Batches()
 
     def close(self) -> None:
         pass
@@ -240,7 +248,7 @@ class Pool:
                 w.stop(kill=bool(w.batch))
 
     def _drive(self, ctx: Any, scorer: Scorer, pool: list[_Process], pending: list[list[Cell]]) -> Iterator[CellResult]:
-        batches = Batches()
+        batches = self.batches  # the cost measured in an earlier run (the controls) sizes this one's batches
         while True:
             busy = _feed(pool, pending, batches)
             if not busy:
@@ -307,6 +315,10 @@ class Ray:
         self.timeout = timeout
         self.address = address
         self.startup_seconds = 0.0
+        self.batches = Batches()
+        self._actors: list[Any] = []  # kept between runs on one scorer; killed on close()
+        self._spawn: Callable[[], Any] | None = None
+        self._scorer: Scorer | None = None
         self._owned = False  # whether this executor connected (or started Ray), so must close it
         if address:  # fail now, before any work, when the cluster cannot be reached
             self._start()
@@ -314,6 +326,8 @@ class Ray:
     def close(self) -> None:
         import ray
 
+        if ray.is_initialized():
+            self._release()
         if self._owned and ray.is_initialized():
             ray.shutdown()
         self._owned = False
@@ -343,37 +357,58 @@ class Ray:
         self._owned = True
 
     def run(self, scorer: Scorer, groups: Iterable[Group]) -> Iterator[CellResult]:
-        import ray
-
         pending = [list(g) for g in groups if g]
         pending.reverse()
         if not pending:
             return
         began = time.monotonic()
-        self._start()
-        actor_cls = ray.remote(num_cpus=1, max_restarts=0)(_RayScorer)
-        manifest = ray.put(_encode(scorer.manifest))
-
-        def spawn() -> Any:
-            return actor_cls.remote(self.benchmark, self.version, self.options, manifest, os.getcwd())
-
-        limit = scorer.bench.concurrency or self.workers  # as the pool: a live instance is shared state
-        slots = [_RaySlot(spawn()) for _ in range(min(self.workers, len(pending), limit))]
+        spawn = self._crew(scorer, min(self.workers, len(pending), scorer.bench.concurrency or self.workers))
+        self.startup_seconds += time.monotonic() - began
+        slots = [_RaySlot(actor) for actor in self._actors[: len(pending)]]
         try:
-            # Start-up apart from scoring: each actor loads the adapter before its first batch is timed.
-            _ready([s.actor for s in slots])
-            self.startup_seconds += time.monotonic() - began
             yield from self._drive(scorer, slots, pending, spawn)
         finally:
-            for s in slots:
-                ray.kill(s.actor, no_restart=True)
+            # A cut cell's actor was replaced: keep the live ones for the next run on this scorer.
+            self._actors[: len(slots)] = [s.actor for s in slots]
+            if any(s.batch for s in slots):  # stopped with batches in flight: those actors are still busy
+                self._release()
+
+    def _crew(self, scorer: Scorer, n: int) -> Callable[[], Any]:
+        """The actors for this scorer, started (and their adapters loaded) once: an audit's controls and the
+        rest of its cells are two runs, and the second keeps what the first loaded and replayed."""
+        import ray
+
+        if self._scorer is not scorer:
+            self._release()
+        self._start()
+        if self._spawn is None:
+            actor_cls = ray.remote(num_cpus=1, max_restarts=0)(_RayScorer)
+            # An actor's scorer needs the tasks' facts, not the cells (they come in batches): a swap manifest of
+            # 1,000 tasks holds a million cells, which every actor would otherwise decode.
+            manifest = ray.put(_encode(msgspec.structs.replace(scorer.manifest, cells=[])))
+            options, cwd = self.options, os.getcwd()
+            self._spawn = lambda: actor_cls.remote(self.benchmark, self.version, options, manifest, cwd)
+            self._scorer = scorer
+        spawn = self._spawn
+        if len(self._actors) < n:
+            fresh = [spawn() for _ in range(n - len(self._actors))]
+            _ready(fresh)  # start-up apart from scoring: each loads the adapter before its first batch
+            self._actors += fresh
+        return spawn
+
+    def _release(self) -> None:
+        import ray
+
+        for actor in self._actors:
+            ray.kill(actor, no_restart=True)
+        self._actors, self._spawn, self._scorer = [], None, None
 
     def _drive(
         self, scorer: Scorer, slots: list[_RaySlot], pending: list[list[Cell]], spawn: Callable[[], Any]
     ) -> Iterator[CellResult]:
         import ray
 
-        batches = Batches()
+        batches = self.batches  # the cost measured in an earlier run (the controls) sizes this one's batches
         while True:
             busy = _feed(slots, pending, batches)
             if not busy:
@@ -442,18 +477,16 @@ class _RaySlot(_Slot):
         """The results Ray already holds, in batch order (raises what the actor raised)."""
         import ray
 
-        while self.batch:
-            ready, _ = ray.wait([self.stream], num_returns=1, timeout=0)
-            if not ready:
-                return
-            result: CellResult = ray.get(next(self.stream))
+        refs: list[Any] = []
+        while len(refs) < len(self.batch) and self.stream.next_ready():
+            refs.append(next(self.stream))
+        results: list[CellResult] = ray.get(refs)  # one call for all that arrived: a call per cell costs more
+        for result in results:
             self.returned(result)
             yield result
 
 
 def _encode(m: Any) -> bytes:
-    import msgspec
-
     return msgspec.json.encode(m)
 
 
@@ -464,8 +497,6 @@ class _RayScorer:
         self, benchmark: str, version: str | None, options: Mapping[str, Any], manifest: bytes, cwd: str
     ) -> None:
         import sys
-
-        import msgspec
 
         from verimut import adapters
         from verimut.records import Manifest

@@ -73,6 +73,7 @@ class Scorer:
         # The adapter's one-line explanations, by (task, collections): AgentDojo's reads the verifier's
         # source, which costs more than scoring a cheap cell, and many cells of a task miss the same.
         self._explained: dict[tuple[str, tuple[str, ...]], str | None] = {}
+        self._last_changed: tuple[Any, Any, list[oracle.CollectionDiff]] | None = None
 
     def reference_end(self, task: str) -> Any:
         if task not in self._reference_end:
@@ -174,7 +175,7 @@ class Scorer:
         if done.failed_at is not None:
             error = f"action #{done.failed_at} {run.actions[done.failed_at].describe()} raised: {done.steps[-1].error}"
             return self._row(cell, Outcome.INCOMPLETE, None, {**evidence, "error": error}, reason=error)
-        have = oracle.compare(done.start, done.end, self.ignore)
+        have = self._changed(done)
         found = effect_missing(self.manifest.tasks[cell.task], have)
         gaps = found.gaps
         evidence["changed_from_start"] = {d.collection: d.counts() for d in have}
@@ -189,6 +190,16 @@ class Scorer:
         if outcome is Outcome.ACCEPTED_EFFECT_ABSENT:
             reason = f"{cell.task}'s verifier passed a run whose end state lacks its requested effect: {gaps[0]}"
         return self._row(cell, outcome, verdict.passed, evidence, reason=reason)
+
+    def _changed(self, done: Replay) -> list[oracle.CollectionDiff]:
+        """What a swap column's run changed from its start. With a forking adapter every cell of the column
+        shares the kept start and end snapshots, so the diff is computed once per column, not per cell."""
+        last = self._last_changed
+        if last is not None and last[0] is done.start and last[1] is done.end:
+            return last[2]
+        have = oracle.compare(done.start, done.end, self.ignore)
+        self._last_changed = (done.start, done.end, have)
+        return have
 
     @staticmethod
     def _verdict(call: Callable[[], Verdict], evidence: Found) -> Verdict | str:
