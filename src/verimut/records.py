@@ -196,7 +196,7 @@ class RunRecord(msgspec.Struct, frozen=True):
     wall_seconds: float
     scored: int  # cells scored by this invocation (0 when it only resumed a finished run)
     arm: str
-    # The wall time's phases (absent from runs recorded before 0.5.0): building or reading the manifest,
+    # The wall time's phases (absent from runs recorded by earlier versions): building or reading the manifest,
     # starting workers (Ray's start, each actor's adapter load), and scoring after that.
     executor: str = ""
     manifest_seconds: float = 0.0
