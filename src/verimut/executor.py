@@ -3,8 +3,8 @@
 Cells arrive in groups that share a replay (a task's fault cells share its reference run's
 prefixes; a swap column shares one run). An executor gives a whole group to one worker, so the
 worker's scorer reuses what it replayed, in batches (`Batches`: one cell at first, then as many as
-take about `BATCH_SECONDS` at the measured cost per cell), and yields each result as the worker
-finishes it: the ledger stays with the caller (single writer) and a killed run loses only the cells
+take about `BATCH_SECONDS` at the measured cost per cell; small groups share a batch), and yields
+each result as the worker finishes it: the ledger stays with the caller (single writer) and a killed run loses only the cells
 not yet returned. A batch saves a round trip per cell, which is most of a cheap cell's cost on Ray.
 
 A cell that runs past the timeout is cut (its worker killed and replaced) and recorded as
@@ -12,7 +12,8 @@ A cell that runs past the timeout is cut (its worker killed and replaced) and re
 and group goes on in the new worker. The timeout runs per cell: from the moment the worker
 returned the previous cell of its batch. Worker processes have VERIMUT_WORKER set in their
 environment (to the executor's name). `startup_seconds` is what starting workers cost (Ray's
-start and each actor's adapter load), reported apart from scoring.
+start and each actor's adapter load), reported apart from scoring; Ray's actors are started once
+per scorer, so an audit's two runs (the controls, then the rest) share them and what they replayed.
 """
 
 from __future__ import annotations
