@@ -18,6 +18,7 @@ per scorer, so an audit's two runs (the controls, then the rest) share them and 
 
 from __future__ import annotations
 
+import abc
 import logging
 import math
 import multiprocessing as mp
@@ -103,9 +104,9 @@ class Batches:
         return max(1, int(self.seconds / per_cell))
 
 
-class _Slot:
+class _Slot(abc.ABC):
     """What one worker holds: the rest of its group, and the batch it was sent (its first cell in flight
-    since `started`)."""
+    since `started`). A pool process and a Ray actor differ only in how a batch is sent."""
 
     def __init__(self) -> None:
         self.queue: list[Cell] = []
@@ -116,8 +117,8 @@ class _Slot:
     def cell(self) -> Cell | None:
         return self.batch[0] if self.batch else None
 
-    def send(self, batch: list[Cell]) -> None:
-        raise NotImplementedError
+    @abc.abstractmethod
+    def send(self, batch: list[Cell]) -> None: ...
 
     def give(self, batch: list[Cell]) -> None:
         self.batch, self.started = batch, time.monotonic()
