@@ -159,3 +159,13 @@ def scores(tmp_path: Path) -> Path:
     path = tmp_path / "scores.csv"
     path.write_text(SCORES)
     return path
+
+
+@pytest.fixture(scope="module")
+def stand_in():
+    """A WorkArena test module's own ServiceNow stand-in (verimut's offline stand-in, not ServiceNow)."""
+    from verimut.adapters.workarena import servicenow_standin
+
+    server = servicenow_standin.StandIn().start()
+    yield server
+    server.stop()

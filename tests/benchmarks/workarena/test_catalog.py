@@ -28,13 +28,6 @@ SOFTWARE = "Additional software requirements"
 
 
 @pytest.fixture(scope="module")
-def stand_in():
-    server = standin.StandIn().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module")
 def audited(stand_in, tmp_path_factory):
     if not os.path.exists(wa.CHROMIUM):
         pytest.skip(f"{wa.CHROMIUM} is missing: run scripts/install-chromium.sh")

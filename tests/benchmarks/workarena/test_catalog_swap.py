@@ -29,13 +29,6 @@ ORDER = "once-after-submit/order-standard-laptop-0"
 
 
 @pytest.fixture(scope="module")
-def stand_in():
-    server = standin.StandIn().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module")
 def grid(stand_in, tmp_path_factory):
     out = tmp_path_factory.mktemp("catalog-swap")
     bench = wa.WorkArena(stand_in.url, standin.ADMIN, stand_in=True, catalog_configs="0")

@@ -29,13 +29,6 @@ HARDWARE = "once-after-submit/hardware_asset-0"
 GRID = ["once-after-submit/incident-0", "once-after-submit/problem-0"]
 
 
-@pytest.fixture(scope="module")
-def stand_in():
-    server = standin.StandIn().start()
-    yield server
-    server.stop()
-
-
 def _run(stand_in, out, how):
     bench = wa.WorkArena(stand_in.url, standin.ADMIN, stand_in=True)
     try:

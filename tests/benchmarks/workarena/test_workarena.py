@@ -28,13 +28,6 @@ TASKS = ["once-after-submit/incident-0", "per-step/incident-0"]
 
 
 @pytest.fixture(scope="module")
-def stand_in():
-    server = standin.StandIn().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module")
 def audited(stand_in, tmp_path_factory):
     """The incident form's first configuration, both protocols, the families the issue names, in a forked worker."""
     bench = wa.WorkArena(stand_in.url, standin.ADMIN, stand_in=True)
