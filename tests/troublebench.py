@@ -45,8 +45,8 @@ class TroubleBench(TodoBench):
     def verify(self, episode, run):
         from verimut.benchmark import Verdict
 
-        if os.environ.get("VERIMUT_WORKER") and episode["task"] == "t/midhang" and not episode["items"]:
-            time.sleep(3600)  # claim-only hangs; the rest of t/midhang's cells must still be scored
+        if os.environ.get("VERIMUT_WORKER") and episode["task"] == "t/midhang" and episode["items"] == ["y"]:
+            time.sleep(3600)  # omit:at-0 hangs, inside a batch: the cells before and after it must still be scored
         return Verdict("x" in episode["items"], "x present")
 
 

@@ -155,6 +155,11 @@ class Closes(Protocol):
 #   markers: frozenset[str]     names of structural actions, neither read nor write (BFCL's turn boundary):
 #                               alternative runs never move, repeat or borrow them
 #   swap_suites: tuple[str,...] the suites `verimut swap` pairs when none is named (all when empty)
+#   grades_in_place: bool       its `verify_as` only reads the episode (and leaves it live): the swap census
+#                               may grade one replay of a run with every verifier of its column, in the episode
+#                               itself, where the state cannot be forked (a browser session on a live instance).
+#                               verimut snapshots the episode after each such verdict and errs the cell if it
+#                               changed; kept episodes are released through `close` when dropped
 
 
 @dataclass(frozen=True)
@@ -177,6 +182,7 @@ class Adapter:
     concurrency: int | None = None
     markers: frozenset[str] = frozenset()
     swap_suites: tuple[str, ...] = ()
+    grades_in_place: bool = False
 
     @property
     def name(self) -> str:
@@ -245,11 +251,13 @@ def resolve(bench: Benchmark | Adapter) -> Adapter:
     concurrency = getattr(bench, "concurrency", None)
     markers = frozenset(getattr(bench, "markers", None) or ())
     swap_suites = tuple(getattr(bench, "swap_suites", None) or ())
+    grades_in_place = getattr(bench, "grades_in_place", False) is True
     return Adapter(
         bench,
         grammar=grammar,
         concurrency=int(concurrency) if concurrency else None,
         markers=markers,
         swap_suites=swap_suites,
+        grades_in_place=grades_in_place,
         **found,
     )

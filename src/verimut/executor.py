@@ -23,8 +23,10 @@ import logging
 import math
 import multiprocessing as mp
 import os
+import queue
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from multiprocessing.connection import Connection, wait
 from typing import Any, NamedTuple, Protocol
 
@@ -36,7 +38,10 @@ from verimut.records import Cell, CellResult
 from verimut.registry import Registry
 from verimut.scorer import Scorer
 
+log = logging.getLogger(__name__)
+
 DEFAULT_TIMEOUT = 300.0
+STOP_SECONDS = 120.0  # how long a worker told to stop may take to release its kept episodes before it is killed
 WORKER_ENV = "VERIMUT_WORKER"
 
 Group = Sequence[Cell]
@@ -63,9 +68,12 @@ class InProcess:
         pass
 
     def run(self, scorer: Scorer, groups: Iterable[Group]) -> Iterator[CellResult]:
-        for group in groups:
-            for cell in group:
-                yield scorer.score(cell)
+        try:
+            for group in groups:
+                for cell in group:
+                    yield scorer.score(cell)
+        finally:
+            scorer.close()
 
 
 def _check(workers: int | None, timeout: float) -> int:
@@ -120,6 +128,9 @@ class _Slot(abc.ABC):
     @abc.abstractmethod
     def send(self, batch: list[Cell]) -> None: ...
 
+    def batch_size(self, batches: Batches) -> int:
+        return batches.size()
+
     def give(self, batch: list[Cell]) -> None:
         self.batch, self.started = batch, time.monotonic()
         self.send(batch)
@@ -142,7 +153,7 @@ def _feed(slots: Sequence[Any], pending: list[list[Cell]], batches: Batches) -> 
     for w in slots:
         if w.batch:
             continue
-        n, batch = batches.size(), list[Cell]()
+        n, batch = w.batch_size(batches), list[Cell]()
         while len(batch) < n and (w.queue or pending):
             if not w.queue:
                 w.queue = pending.pop()
@@ -165,21 +176,24 @@ def _wake(busy: Sequence[_Slot], timeout: float) -> float:
 def _serve(scorer: Scorer, conn: Connection, parent: int) -> None:
     os.environ[WORKER_ENV] = "pool"
     die_with_parent(parent)  # a worker hung in a verifier would otherwise outlive a killed run
-    while True:
-        # A killed parent does not close this pipe (sibling workers hold copies of its end), so
-        # notice the parent's death by being re-parented, rather than wait forever.
-        if not conn.poll(1.0):
-            if os.getppid() != parent:
+    try:
+        while True:
+            # A killed parent does not close this pipe (sibling workers hold copies of its end), so
+            # notice the parent's death by being re-parented, rather than wait forever.
+            if not conn.poll(1.0):
+                if os.getppid() != parent:
+                    return
+                continue
+            try:
+                batch = conn.recv()
+            except EOFError:
                 return
-            continue
-        try:
-            batch = conn.recv()
-        except EOFError:
-            return
-        if batch is None:
-            return
-        for cell in batch:
-            conn.send(scorer.score(cell))
+            if batch is None:
+                return
+            for cell in batch:
+                conn.send(scorer.score(cell))
+    finally:
+        scorer.close()  # a forked worker runs no atexit hook: what it kept live is released here
 
 
 class _Process(_Slot):
@@ -211,7 +225,8 @@ class _Process(_Slot):
                 self.conn.send(None)
             except (BrokenPipeError, OSError):
                 pass
-        self.process.join(timeout=5)
+        # An idle worker releases what it kept live first (a WorkArena session's teardown takes seconds).
+        self.process.join(timeout=5 if kill else STOP_SECONDS)
         if self.process.is_alive():
             self.process.kill()
             self.process.join()
@@ -373,7 +388,7 @@ class Ray:
             # A cut cell's actor was replaced: keep the live ones for the next run on this scorer.
             self._actors[: len(slots)] = [s.actor for s in slots]
             if any(s.batch for s in slots):  # stopped with batches in flight: those actors are still busy
-                self._release()
+                self._release(idle=False)
 
     def _crew(self, scorer: Scorer, n: int) -> Callable[[], Any]:
         """The actors for this scorer, started (and their adapters loaded) once: an audit's controls and the
@@ -398,9 +413,15 @@ class Ray:
             self._actors += fresh
         return spawn
 
-    def _release(self) -> None:
+    def _release(self, idle: bool = True) -> None:
         import ray
 
+        if idle and self._actors:
+            # A killed actor runs no exit hook: what its scorer kept live (a WorkArena session) is released first.
+            try:
+                ray.get([a.close.remote() for a in self._actors], timeout=60)
+            except Exception as e:  # noqa: BLE001  (best effort: the actors are killed next whatever happened)
+                log.warning("releasing the Ray actors' kept episodes: %s", e)
         for actor in self._actors:
             ray.kill(actor, no_restart=True)
         self._actors, self._spawn, self._scorer = [], None, None
@@ -428,6 +449,13 @@ class Ray:
                             batches.add(result)
                             yield result
                     except ray.exceptions.RayActorError as e:
+                        if not s.careful:
+                            # Its finished cells may have died with it, unsent: which cell killed it is not known
+                            # yet. They are scored again, one call each, and a death there names its cell.
+                            log.warning("a Ray worker died in a batch (%s): scoring its cells again one at a time", e)
+                            slots[n] = _RaySlot(self._replacement(spawn), careful=len(s.batch))
+                            slots[n].queue = s.batch + s.queue
+                            continue
                         reason = f"the worker scoring this cell died ({type(e).__name__})"
                     except ray.exceptions.RayError as e:
                         reason = f"scoring raised in the worker: {str(e).strip().splitlines()[-1]}"
@@ -438,9 +466,18 @@ class Ray:
                     reason = f"timed out after {self.timeout:g} s"
                 if reason is not None:
                     ray.kill(s.actor, no_restart=True)
-                    slots[n] = _RaySlot(spawn())
+                    slots[n] = _RaySlot(self._replacement(spawn), careful=max(0, s.careful - 1))
                     slots[n].queue = s.leftover()
                     yield scorer.failed(cell, reason)
+
+    def _replacement(self, spawn: Callable[[], Any]) -> Any:
+        """A new actor for a cut or dead one, loaded before it is given work: its start-up (seconds, on a busy
+        machine) must not count against the timeout of the first cell it scores."""
+        began = time.monotonic()
+        actor = spawn()
+        _ready([actor])
+        self.startup_seconds += time.monotonic() - began
+        return actor
 
 
 def _ready(actors: Sequence[Any]) -> None:
@@ -467,23 +504,47 @@ def _reachable(address: str) -> None:
 
 
 class _RaySlot(_Slot):
-    def __init__(self, actor: Any) -> None:
+    """An actor and its batch. An actor streams results back in chunks (`FLUSH_SECONDS`); after a death,
+    `careful` counts the cells still to be scored one per call, so that a death there is its cell's."""
+
+    def __init__(self, actor: Any, careful: int = 0) -> None:
         super().__init__()
         self.actor = actor
-        self.stream: Any = None  # the batch's results, as Ray streams them back one per cell
+        self.careful = careful
+        self.stream: Any = None  # the batch's results, as Ray streams them back (a list of cells per item)
 
     def send(self, batch: list[Cell]) -> None:
         self.stream = self.actor.score.options(num_returns="streaming").remote(batch)
 
+    def batch_size(self, batches: Batches) -> int:
+        return 1 if self.careful else batches.size()
+
+    def returned(self, result: CellResult) -> None:
+        super().returned(result)
+        self.careful = max(0, self.careful - 1)
+
     def results(self) -> Iterator[CellResult]:
-        """The results Ray already holds, in batch order (raises what the actor raised)."""
+        """The results Ray already holds, in batch order (raises what the actor raised, after the results
+        that came before it)."""
         import ray
 
         refs: list[Any] = []
-        while len(refs) < len(self.batch) and self.stream.next_ready():
-            refs.append(next(self.stream))
-        results: list[CellResult] = ray.get(refs)  # one call for all that arrived: a call per cell costs more
-        for result in results:
+        while self.stream.next_ready():
+            try:
+                refs.append(next(self.stream))
+            except StopIteration:  # the stream's end counts as ready
+                break
+        try:
+            chunks: list[list[CellResult]] = ray.get(refs)  # one call for all that arrived: a call each costs more
+        except ray.exceptions.RayError:
+            for ref in refs:  # the results before the failure are returned; it raises on the cell after them
+                yield from self._took(ray.get(ref))
+            return
+        for chunk in chunks:
+            yield from self._took(chunk)
+
+    def _took(self, chunk: list[CellResult]) -> Iterator[CellResult]:
+        for result in chunk:
             self.returned(result)
             yield result
 
@@ -492,32 +553,77 @@ def _encode(m: Any) -> bytes:
     return msgspec.json.encode(m)
 
 
+# An actor sends what it has scored at most this long after the first of it is done: each item Ray streams
+# back costs about as much as scoring a cheap cell, so results travel in chunks, while a hang behind them
+# still finds every finished cell returned (the cut falls on the cell that hangs).
+FLUSH_SECONDS = 0.02
+
+
 class _RayScorer:
-    """The Ray actor: a Scorer of its own, built from the benchmark name and the manifest."""
+    """The Ray actor: a Scorer of its own, built from the benchmark name and the manifest.
+
+    The scorer lives in one thread of its own (it loads the adapter, scores every cell, releases the
+    episodes), so a benchmark bound to the thread that started it (Playwright's sync API) sees one thread,
+    while the actor's method thread streams the results back in chunks as they finish.
+    """
 
     def __init__(
         self, benchmark: str, version: str | None, options: Mapping[str, Any], manifest: bytes, cwd: str
     ) -> None:
-        import sys
-
-        from verimut import adapters
-        from verimut.records import Manifest
-
         os.environ[WORKER_ENV] = "ray"
-        # A `module:object` benchmark is found as on the command line: from the caller's directory
-        # (on a cluster, that module must be importable on every node).
-        if os.path.isdir(cwd) and cwd not in sys.path:
-            sys.path.insert(0, cwd)
-
-        adapter = adapters.load(benchmark, version, options)
-        self.scorer = Scorer(adapter, msgspec.json.decode(manifest, type=Manifest))
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="verimut-scorer")
+        self.scorer = self._thread.submit(_ray_scorer, benchmark, version, options, manifest, cwd).result()
 
     def ready(self) -> bool:
         return True
 
-    def score(self, batch: list[Cell]) -> Iterator[CellResult]:
-        for cell in batch:
-            yield self.scorer.score(cell)
+    def score(self, batch: list[Cell]) -> Iterator[list[CellResult]]:
+        done: queue.SimpleQueue[CellResult | BaseException] = queue.SimpleQueue()
+        self._thread.submit(_score_into, self.scorer, batch, done)
+        left = len(batch)
+        while left:
+            chunk = [done.get()]
+            flush = time.monotonic() + FLUSH_SECONDS
+            while len(chunk) < left and not isinstance(chunk[-1], BaseException):
+                try:
+                    chunk.append(done.get(timeout=max(0.0, flush - time.monotonic())))
+                except queue.Empty:
+                    break
+            last = chunk[-1]
+            failed = last if isinstance(last, BaseException) else None
+            results = [r for r in chunk if isinstance(r, CellResult)]
+            if results:
+                yield results
+            if failed is not None:
+                raise failed  # the scorer raised: what it scored before is sent first
+            left -= len(results)
+
+    def close(self) -> None:
+        self._thread.submit(self.scorer.close).result()
+
+
+def _ray_scorer(benchmark: str, version: str | None, options: Mapping[str, Any], manifest: bytes, cwd: str) -> Scorer:
+    import sys
+
+    from verimut import adapters
+    from verimut.records import Manifest
+
+    # A `module:object` benchmark is found as on the command line: from the caller's directory
+    # (on a cluster, that module must be importable on every node).
+    if os.path.isdir(cwd) and cwd not in sys.path:
+        sys.path.insert(0, cwd)
+    adapter = adapters.load(benchmark, version, options)
+    return Scorer(adapter, msgspec.json.decode(manifest, type=Manifest))
+
+
+def _score_into(scorer: Scorer, batch: list[Cell], done: queue.SimpleQueue[CellResult | BaseException]) -> None:
+    for cell in batch:
+        try:
+            result: CellResult | BaseException = scorer.score(cell)
+        except BaseException as e:  # noqa: BLE001  (raised to Ray by the actor's method, as the pool's worker dies)
+            done.put(e)
+            return
+        done.put(result)
 
 
 class Settings(NamedTuple):

@@ -18,6 +18,7 @@ class Replay(msgspec.Struct):
     end: Any  # snapshot after the last action delivered, before any verifier runs
     steps: list[Step]
     failed_at: int | None = None  # index of the action that raised, if one did
+    shared: bool = False  # the kept episode itself, graded in place (not a fork): see Replayer
 
 
 def replay(bench: Benchmark, task: str, run: Run) -> Replay:
@@ -87,6 +88,11 @@ class Replayer:
     a reset does there, and the gain measured (0.91-0.94x of the fault arm's scoring time on a
     loaded machine; bench/bench_swap.py once found 1.02-1.05x slower) is within the noise.
     Checkpoints are kept for the `keep` tasks used last (work arrives grouped by run).
+
+    An adapter that cannot fork but `grades_in_place` (WorkArena: a browser session on one instance)
+    holds one live episode, which the next reset ends: one checkpoint is kept, and a swap cell
+    (`in_place=True`) gets the kept episode itself, marked `shared`; the scorer checks that its verifier
+    left it as it was. Any other run is replayed afresh, after the kept episode is released.
     """
 
     def __init__(self, bench: Adapter, references: Mapping[str, Run], keep: int = 4, prefixes: bool = False) -> None:
@@ -95,19 +101,38 @@ class Replayer:
         self.keep = keep
         self.prefixes = prefixes
         self._tasks: OrderedDict[str, _Checkpoint] = OrderedDict()
+        self.in_place = bench.fork is None and bench.grades_in_place
+        if self.in_place:
+            self.keep = 1  # a reset ends the live episode before it
 
     def _checkpoint(self, task: str) -> _Checkpoint:
         if task in self._tasks:
             self._tasks.move_to_end(task)
         else:
+            if self.in_place:
+                self.release()
             self._tasks[task] = _Checkpoint(self.bench, task, self.references[task], self.prefixes)
             while len(self._tasks) > self.keep:
-                self._tasks.popitem(last=False)
+                self._close(self._tasks.popitem(last=False)[1])
         return self._tasks[task]
 
     def forget(self) -> None:
         """Drop every kept episode: after the benchmark's process died, they live in a dead worker."""
         self._tasks.clear()
+
+    def release(self) -> None:
+        """Close and drop every kept episode (the work is done, or a reset is about to end them)."""
+        for cp in self._tasks.values():
+            self._close(cp)
+        self._tasks.clear()
+
+    def _close(self, cp: _Checkpoint) -> None:
+        close = self.bench.close
+        if close is None or (self.bench.fork is None and not self.in_place):
+            return  # an episode neither forked nor graded in place was never used after its replay
+        for episode in (cp.episode, *cp.at.values()):
+            if episode is not None:
+                close(episode)
 
     def reference_end(self, task: str) -> Any:
         """The end state of the task's reference run (replayed once per task while kept)."""
@@ -117,10 +142,17 @@ class Replayer:
         """What each action of the task's reference run returned (replayed once per task while kept)."""
         return self._checkpoint(task).steps
 
-    def replay(self, task: str, run: Run) -> Replay:
+    def replay(self, task: str, run: Run, in_place: bool = False) -> Replay:
+        """The run's replay; `in_place`: a swap cell, which the kept episode itself may serve (see above)."""
         fork = self.bench.fork
         reference = self.references.get(task)
         if fork is None or reference is None:
+            if in_place and self.in_place and reference is not None and run.actions == reference.actions:
+                cp = self._checkpoint(task)
+                if cp.episode is not None:
+                    return Replay(cp.episode, cp.start, cp.end, list(cp.steps), shared=True)
+            if self.in_place:
+                self.release()
             return replay(self.bench, task, run)
         k = shared_prefix(run, reference)
         n = len(reference.actions)

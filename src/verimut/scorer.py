@@ -170,10 +170,11 @@ class Scorer:
             raise AuditError(
                 f"{self.manifest.benchmark} cannot grade one task's run with another's verifier (no verify_as)"
             )
-        done = self.replayer.replay(cell.run_task, run)
+        done = self.replayer.replay(cell.run_task, run, in_place=True)
         evidence: Found = {"run_task": cell.run_task, "rung": cell.detail.get("rung")}
         if done.failed_at is not None:
             error = f"action #{done.failed_at} {run.actions[done.failed_at].describe()} raised: {done.steps[-1].error}"
+            self._release(done)
             return self._row(cell, Outcome.INCOMPLETE, None, {**evidence, "error": error}, reason=error)
         have = self._changed(done)
         found = effect_missing(self.manifest.tasks[cell.task], have)
@@ -183,13 +184,37 @@ class Scorer:
         if found.loose:
             evidence["effect_free_text_differs"] = found.loose
         verdict = self._verdict(lambda: verify_as(cell.task, done.episode, run), evidence)
+        if done.shared and not isinstance(verdict, str):
+            verdict = self._left_as_it_was(cell, done, verdict)
+        else:
+            self._release(done)
         if isinstance(verdict, str):
+            if done.shared:
+                self.replayer.release()  # the next cell does not share an episode a failed verifier held
             return self._row(cell, Outcome.ERROR, None, evidence, reason=verdict)
         outcome = classify_swap(delivered=True, verdict=verdict.passed, effect_present=not gaps)
         reason = None
         if outcome is Outcome.ACCEPTED_EFFECT_ABSENT:
             reason = f"{cell.task}'s verifier passed a run whose end state lacks its requested effect: {gaps[0]}"
         return self._row(cell, outcome, verdict.passed, evidence, reason=reason)
+
+    def _release(self, done: Replay) -> None:
+        """Close a swap cell's replay that no other cell uses (a WorkArena session, replayed for this cell
+        alone): a pool worker's last one would otherwise outlive the worker, which runs no exit hook."""
+        if not done.shared and self.bench.fork is None and self.bench.close is not None:
+            self.bench.close(done.episode)
+
+    def _left_as_it_was(self, cell: Cell, done: Replay, verdict: Verdict) -> Verdict | str:
+        """A verdict given in a shared episode counts only if the verifier changed nothing the next one reads."""
+        moved = oracle.compare(done.end, self.bench.snapshot(done.episode), [])
+        if not moved:
+            return verdict
+        what = "; ".join(f"{d.collection}: {d.counts()}" for d in moved)
+        return f"{cell.task}'s verifier changed the episode it graded in place ({what}), so its verdict is not recorded"
+
+    def close(self) -> None:
+        """Release the episodes kept for later cells: the worker scoring with this scorer is done."""
+        self.replayer.release()
 
     def _changed(self, done: Replay) -> list[oracle.CollectionDiff]:
         """What a swap column's run changed from its start. With a forking adapter every cell of the column

@@ -64,15 +64,20 @@ def test_a_hang_and_a_death_inside_a_batch_cut_only_their_cell(name, tmp_path, m
     finally:
         run.close()
     assert set(rows) == {c.cell_id for c in m.cells}
-    assert rows["t/midhang:claim-only"].outcome == Outcome.ERROR
-    assert "timed out after 3 s" in (rows["t/midhang:claim-only"].reason or "")
-    # claim-only hangs in the middle of t/midhang's one batch; the cells after it are scored all the same
-    after = [c.cell_id for c in m.cells if c.task == "t/midhang" and not c.is_control]
-    after = after[after.index("t/midhang:claim-only") + 1 :]
-    assert after and all(rows[c].outcome != Outcome.ERROR for c in after)
-    # t/dielate's extra and extra-ni kill their worker one after the other, inside one batch
-    dead = [r for r in rows.values() if r.task == "t/dielate" and r.outcome == Outcome.ERROR]
-    assert len(dead) >= 2 and all("died" in (r.reason or "") for r in dead)
+    hung = "t/midhang:omit:at-0"
+    assert rows[hung].outcome == Outcome.ERROR
+    assert "timed out after 3 s" in (rows[hung].reason or "")
+    # omit:at-0 hangs in the middle of t/midhang's one batch: the cell before it (claim-only, scored and
+    # waiting to be sent back) and the cells after it are scored all the same, and only it is cut
+    others = [c.cell_id for c in m.cells if c.task == "t/midhang" and c.cell_id != hung]
+    assert "t/midhang:claim-only" in others
+    assert [(c, rows[c].reason) for c in others if rows[c].outcome == Outcome.ERROR] == []
+    # t/dielate's cells that write twice (extra, extra-ni, extra-oos) kill their worker one after the other,
+    # inside one batch, behind cells already scored: each death is recorded on its own cell, and on no other
+    dies = sorted(c.cell_id for c in m.cells if c.task == "t/dielate" and c.run and len(c.run.actions) > 1)
+    dead = sorted(r.cell_id for r in rows.values() if r.task == "t/dielate" and r.outcome == Outcome.ERROR)
+    assert len(dies) >= 2 and dead == dies
+    assert all("died" in (rows[c].reason or "") for c in dead)
     # every cell once in the ledger, in one line each
     lines = (tmp_path / "cells.jsonl").read_text().splitlines()
     assert sorted(json.loads(line)["cell_id"] for line in lines) == sorted(rows)

@@ -3,11 +3,12 @@
 The stand-in is verimut's loopback imitation of ServiceNow's navigation mechanism, not ServiceNow
 (src/verimut/adapters/workarena/servicenow_standin.py). Two small runs feed the browser tests: the
 hardware-asset form's first configuration (the control and the extra field, 3 cells) and a swap grid
-of two templates x one configuration (4 cells); the rest need no browser.
+of three tasks (9 cells), graded in place and again with a replay per cell; the rest need no browser.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 
@@ -26,13 +27,14 @@ if not __import__("os").path.exists(wa.CHROMIUM):
     pytest.skip(f"{wa.CHROMIUM} is missing: run scripts/install-chromium.sh", allow_module_level=True)
 
 HARDWARE = "once-after-submit/hardware_asset-0"
-GRID = ["once-after-submit/incident-0", "once-after-submit/problem-0"]
+GRID = ["once-after-submit/incident-0", "once-after-submit/incident-1", "once-after-submit/problem-0"]
 
 
-def _run(stand_in, out, how):
+def _run(stand_in, out, how, in_place=True):
     bench = wa.WorkArena(stand_in.url, standin.ADMIN, stand_in=True)
     try:
-        how(resolve(bench), out, executor=Pool(workers=1, timeout=240), quiet=True)
+        adapter = dataclasses.replace(resolve(bench), grades_in_place=in_place)
+        how(adapter, out, executor=Pool(workers=1, timeout=240), quiet=True)
     finally:
         bench.close_all()
     return Store(out).read_manifest(), Store(out).rows()
@@ -48,6 +50,13 @@ def hardware(stand_in, tmp_path_factory):
 def grid(stand_in, tmp_path_factory):
     out = tmp_path_factory.mktemp("swap")
     return _run(stand_in, out, lambda b, o, **k: audit_mod.swap(b, o, tasks=GRID, **k))
+
+
+@pytest.fixture(scope="module")
+def grid_per_cell(stand_in, tmp_path_factory):
+    """The same grid with every swap cell replayed from its own reset (no grading in place)."""
+    out = tmp_path_factory.mktemp("swap-per-cell")
+    return _run(stand_in, out, lambda b, o, **k: audit_mod.swap(b, o, tasks=GRID, **k), in_place=False)
 
 
 # --- a form template other than incident and change request, end to end ------------------------------
@@ -72,7 +81,7 @@ def test_the_hardware_asset_extra_field_is_scored_with_readback_evidence(hardwar
     assert change.fields[field] == (standin.raw_choice(cell.detail["default"]), standin.raw_choice(value))
 
 
-def test_every_record_and_user_the_runs_created_is_torn_down(hardware, grid, stand_in):
+def test_every_record_and_user_the_runs_created_is_torn_down(hardware, grid, grid_per_cell, stand_in):
     for table in ("alm_hardware", "incident", "problem"):
         assert stand_in.records(table) == []
     assert [u["user_name"] for u in stand_in.records("sys_user")] == [standin.ADMIN[0]]
@@ -83,15 +92,24 @@ def test_every_record_and_user_the_runs_created_is_torn_down(hardware, grid, sta
 
 def test_a_small_swap_grid_completes_with_passing_diagonal_controls(grid):
     m, rows = grid
-    assert len(m.cells) == len(rows) == 4
+    assert len(m.cells) == len(rows) == 9
     for task in GRID:
         assert rows[f"{task}:control"].outcome == "control_pass"
     swapped = [r for r in rows.values() if r.family == "swap"]
-    assert len(swapped) == 2
+    assert len(swapped) == 6 and all(r.outcome == "rejected" for r in swapped)
     for r in swapped:
-        # Other tables: the validator, put in the run's session, rejects on its URL check.
-        assert r.outcome == "rejected" and r.evidence.rung == "3"
-        assert "in the session of" in r.evidence.verifier and "not in the right URL" in r.evidence.verifier
+        assert "in the session of" in r.evidence.verifier
+        if r.evidence.rung == "3":  # other tables: the validator, put in the run's session, rejects on its URL check
+            assert "not in the right URL" in r.evidence.verifier
+    # incident-0 and incident-1: the same table, other fields (the sibling rung).
+    assert {r.evidence.rung for r in swapped} == {"1", "3"}
+
+
+def test_graded_in_place_the_grid_says_what_a_replay_per_cell_says(grid, grid_per_cell):
+    def said(rows):
+        return {k: (r.outcome, r.verdict, r.evidence.verifier, r.evidence.effect_missing) for k, r in rows.items()}
+
+    assert said(grid[1]) == said(grid_per_cell[1])
 
 
 # --- no browser ---------------------------------------------------------------------------------------------

@@ -30,11 +30,14 @@ The two validation protocols are two suites (a task id is `PROTOCOL/FORM-CONFIG`
 The intent-swap census (`verify_as`) grades once after the run, with the other task's validator put
 in the run's session: it reads the localStorage key the run's submit hook wrote (see `verify_as`). The
 grid pairs form and catalog tasks (every task is of the kind "user"); a catalog validator needs no key.
+Validators only read the page and the instance (`grades_in_place`): each run of the grid is replayed
+once and graded there by every validator of its column, and verimut checks after each that the
+readback is unchanged. On a live instance that is 42 replays for the 1,764 cells, not 1,764.
 
 The end state is an independent Table API readback, before the validator runs: every record of the
 form's table created by the episode's user (raw stored values, the form's fields). Each episode is
 torn down (the task's own teardown, then whatever the readback still finds, then the user) when the
-next one starts, after its verdict, or when the process exits. One episode is live at a time, and the
+next one starts, after its own verdict, when verimut releases it (`close`), or when the process exits. One episode is live at a time, and the
 adapter asks for one cell at a time (`concurrency = 1`): a live instance is shared state.
 """
 
@@ -198,6 +201,9 @@ class WorkArena:
     # The swap grid grades once after the run: under per-step validation the run's own validator
     # decides when its episode ends, so another task's validator cannot be put in its place.
     swap_suites = ("once-after-submit",)
+    # Validators read the page URL, localStorage and the Table API, and write nothing: a swap column's one
+    # replay is graded by every validator in place (the scorer checks the readback after each).
+    grades_in_place = True
 
     def __init__(
         self,
@@ -522,32 +528,32 @@ class WorkArena:
         the top window's URL through the Table API. Form and catalog tasks are paired with each other.
         """
         self._check_live(episode)
-        try:
-            catalog = wa_catalog.parse(task)
-            protocol = catalog[0] if catalog else self._parse(task)[0]
-            if protocol != "once-after-submit" or episode.protocol != "once-after-submit":
-                raise AuditError(
-                    "the WorkArena swap grid grades once after the run (once-after-submit): under per-step "
-                    "validation the run's own validator ends the episode"
-                )
-            if catalog:  # hook: catalog tasks (catalog.py)
-                return wa_catalog.verify_as(self, task, episode, self._chat(episode, run.answer))
-            _, form, index = self._parse(task)
-            validator = self._new_task(form, index)
-            # A catalog run's page has no submit hook, so no key of its own: the validator keeps its own key.
-            validator.session_sys_id_field = getattr(
-                episode.task, "session_sys_id_field", validator.session_sys_id_field
+        catalog = wa_catalog.parse(task)
+        protocol = catalog[0] if catalog else self._parse(task)[0]
+        if protocol != "once-after-submit" or episode.protocol != "once-after-submit":
+            raise AuditError(
+                "the WorkArena swap grid grades once after the run (once-after-submit): under per-step "
+                "validation the run's own validator ends the episode"
             )
-            labels = self._config(form, index)["fields"]
-            validator.fields = {f: {"fieldName": f, "label": label} for f, label in labels.items()}
-            reward, _, _, info = validator.validate(episode.page, self._chat(episode, run.answer))
-            return Verdict(
-                reward == 1,
-                f"once-after-submit: {type(validator).__name__}.validate() of {task}, in the session of "
-                f"{episode.task_id}: reward {reward:g}, {info.get('message', '')}",
-            )
-        finally:
-            self._teardown(episode)
+        # The episode stays live for the column's other validators (grades_in_place): verimut closes it.
+        if catalog:  # hook: catalog tasks (catalog.py)
+            return wa_catalog.verify_as(self, task, episode, self._chat(episode, run.answer))
+        _, form, index = self._parse(task)
+        validator = self._new_task(form, index)
+        # A catalog run's page has no submit hook, so no key of its own: the validator keeps its own key.
+        validator.session_sys_id_field = getattr(episode.task, "session_sys_id_field", validator.session_sys_id_field)
+        labels = self._config(form, index)["fields"]
+        validator.fields = {f: {"fieldName": f, "label": label} for f, label in labels.items()}
+        reward, _, _, info = validator.validate(episode.page, self._chat(episode, run.answer))
+        return Verdict(
+            reward == 1,
+            f"once-after-submit: {type(validator).__name__}.validate() of {task}, in the session of "
+            f"{episode.task_id}: reward {reward:g}, {info.get('message', '')}",
+        )
+
+    def close(self, episode: Episode) -> None:
+        """verimut holds the episode no more (a swap column is graded): tear it down now, not at the next reset."""
+        self._teardown(episode)
 
     # -- teardown --------------------------------------------------------------------------------------
     def _check_live(self, episode: Episode) -> None:
