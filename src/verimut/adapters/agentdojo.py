@@ -88,11 +88,42 @@ def _plain(obj: Any) -> Any:
     return plain(obj, _fields, _scalar)
 
 
+def _defer_agent_pipeline() -> None:
+    """Load AgentDojo's suites without the model clients its agent_pipeline package imports.
+
+    `agentdojo.agent_pipeline/__init__.py` imports every model client AgentDojo supports (anthropic,
+    openai, cohere, ...): about half the adapter's load time, none of it used here (verimut calls no
+    model). The task suites need three of its submodules, which import as usual (one of them still
+    takes a constant from the google-genai client); the package's own names load, for real, the first
+    time anything asks for one (PEP 562), so AgentDojo's code that uses them is unchanged.
+    """
+    import importlib.util
+    import sys
+
+    name = "agentdojo.agent_pipeline"
+    if name in sys.modules:
+        return
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.loader is None:
+        return  # let the import below raise what it raises
+    package = importlib.util.module_from_spec(spec)
+    loader = spec.loader
+
+    def __getattr__(attr: str) -> object:
+        del package.__dict__["__getattr__"]  # once: the real __init__ defines the names
+        loader.exec_module(package)
+        return getattr(package, attr)
+
+    package.__dict__["__getattr__"] = __getattr__
+    sys.modules[name] = package
+
+
 class AgentDojo:
     name = "agentdojo"
     telemetry: Sequence[str] = ("web.web_requests", "inbox.emails[*].read", "inbox.trash[*].read")
 
     def __init__(self, version: str | None = None) -> None:
+        _defer_agent_pipeline()
         from agentdojo.functions_runtime import FunctionsRuntime
         from agentdojo.task_suite.load_suites import _SUITES
 

@@ -113,3 +113,20 @@ def test_why_missed_names_what_the_verifier_reads(agentdojo):
     assert "diff-based frame check" in agentdojo.explain("workspace/user_task_8", ["calendar.events"])
     assert "not how many" in agentdojo.explain("banking/user_task_0", ["bank_account.transactions"])
     assert "never reads slack.user_inbox.Eve" in agentdojo.explain("slack/user_task_20", ["slack.user_inbox.Eve"])
+
+
+def test_the_adapter_loads_no_model_client_and_agentdojo_still_finds_its_pipeline():
+    # In a fresh interpreter: the adapter defers agentdojo.agent_pipeline's __init__ (the model clients),
+    # and the names it defines still load, for real, when AgentDojo's own code asks for them.
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from verimut import adapters; b = adapters.load('agentdojo'); "
+        "print(sorted(m for m in ('anthropic', 'openai', 'cohere') if m in sys.modules)); "
+        "from agentdojo.agent_pipeline import GroundTruthPipeline, AgentPipeline; "
+        "print(GroundTruthPipeline.__module__, 'anthropic' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
+    assert out[0] == "[]"
+    assert out[1] == "agentdojo.agent_pipeline.ground_truth_pipeline True"
