@@ -4,7 +4,7 @@ Cells arrive in groups that share a replay (a task's fault cells share its refer
 prefixes; a swap column shares one run). An executor gives a whole group to one worker, so the
 worker's scorer reuses what it replayed, in batches (`Batches`: one cell at first, then as many as
 take about `BATCH_SECONDS` at the measured cost per cell; small groups share a batch), and yields
-each result as the worker finishes it: the ledger stays with the caller (single writer) and a killed run loses only the cells
+each result as the worker finishes it (a Ray actor: in chunks, within `FLUSH_SECONDS`; see `_RayScorer`): the ledger stays with the caller (single writer) and a killed run loses only the cells
 not yet returned. A batch saves a round trip per cell, which is most of a cheap cell's cost on Ray.
 
 A cell that runs past the timeout is cut (its worker killed and replaced) and recorded as
