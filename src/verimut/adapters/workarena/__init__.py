@@ -37,8 +37,9 @@ readback is unchanged. On a live instance that is 42 replays for the 1,764 cells
 The end state is an independent Table API readback, before the validator runs: every record of the
 form's table created by the episode's user (raw stored values, the form's fields). Each episode is
 torn down (the task's own teardown, then whatever the readback still finds, then the user) when the
-next one starts, after its own verdict, when verimut releases it (`close`), or when the process exits. One episode is live at a time, and the
-adapter asks for one cell at a time (`concurrency = 1`): a live instance is shared state.
+next one starts, after its own verdict, when verimut releases it (`close`), or when the process exits.
+One episode is live at a time, and the adapter asks for one cell at a time (`concurrency = 1`): a live
+instance is shared state.
 """
 
 from __future__ import annotations
