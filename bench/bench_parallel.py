@@ -18,7 +18,11 @@ A. **The swap census at its floor** (`--only swap`). The whole command, `verimut
    floor is the bare loop's time over the cores (`os.cpu_count()`, or `--workers`); the ratio is
    the command's wall time over the floor. The bare loop runs in its own subprocess too
    (`--bare`), so both pay for their own imports, and its loop alone is timed inside it. The
-   command's phases (manifest, worker start-up, scoring) come from its runs.jsonl.
+   command's phases (manifest, worker start-up, scoring) come from its runs.jsonl. The same bare
+   loop is also split across W processes started at once (each replays every run and makes every
+   W-th verifier call): no harness, only the work run in parallel, so the machine's own loss to
+   parallel running (shared caches, memory bandwidth, a neighbour on the host) shows apart from
+   what verimut's parallel path adds (`scoring / split loop`).
 
 B. **Executors on one suite** (`--only executors`): `verimut audit agentdojo --suite banking
    --executor E --workers W -q` for the pool and Ray, each in a fresh `--out`; the scoring phase
@@ -64,14 +68,20 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--suite", default="banking", help="the suite of the executor comparison (default banking)")
     p.add_argument("--json", type=Path, default=DEFAULT_JSON, metavar="PATH", help="where to write every figure")
     p.add_argument("--bare", action="store_true", help=argparse.SUPPRESS)  # the bare loop's own process
+    # The bare loop's share K of W (every W-th verifier call from the K-th), in a process of its own.
+    p.add_argument("--share", default="0/1", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.repeat < 1 or args.workers < 1:
         p.error("--repeat and --workers must be at least 1")
     return args
 
 
-def bare_loop() -> dict[str, float]:
-    """The floor's work in this process: each run replayed once, every verifier of its suite on a fork."""
+def bare_loop(share: int = 0, of: int = 1) -> dict[str, float]:
+    """The floor's work in this process: each run replayed once, every verifier of its suite on a fork.
+
+    With `of` > 1, only every `of`-th verifier call from the `share`-th (each run still replayed once):
+    one of `of` processes that split the loop between them as evenly as calls go.
+    """
     began = time.perf_counter()
     from verimut import adapters, audit
     from verimut import manifest as manifest_mod
@@ -85,8 +95,8 @@ def bare_loop() -> dict[str, float]:
     for c in m.cells:
         columns.setdefault(c.run_task, []).append(c.task)
         runs[c.run_task] = c.run
-    loaded = time.perf_counter()
-    calls = 0
+    loaded, cpu = time.perf_counter(), time.process_time()
+    calls = seen = 0
     for j, verifiers in columns.items():
         run = runs[j]
         assert run is not None
@@ -94,9 +104,13 @@ def bare_loop() -> dict[str, float]:
         for action in run.actions:
             bench.execute(episode, action)
         for i in verifiers:
+            seen += 1
+            if (seen - 1) % of != share:
+                continue
             bench.verify_as(i, bench.fork(episode), run)
             calls += 1
-    return {"loop_s": time.perf_counter() - loaded, "setup_s": loaded - began, "calls": calls}
+    done = {"loop_s": time.perf_counter() - loaded, "cpu_s": time.process_time() - cpu}
+    return {**done, "setup_s": loaded - began, "calls": calls}
 
 
 def _run(cmd: list[str]) -> float:
@@ -119,16 +133,35 @@ def _ledger(out: Path) -> dict[str, dict[str, Any]]:
     return {r["cell_id"]: {k: v for k, v in r.items() if k != "seconds"} for r in rows}
 
 
+def bare_split(workers: int, tmp: Path) -> dict[str, Any]:
+    """The bare loop split across `workers` processes started at once: the same work run in parallel on this
+    machine with no harness at all, so what the machine itself loses to parallel running shows apart."""
+    began = time.perf_counter()
+    procs = []
+    for k in range(workers):
+        js = tmp / f"bare-{k}.json"
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--bare", "--share", f"{k}/{workers}", "--json", str(js)]
+        procs.append((subprocess.Popen(cmd, cwd=ROOT), js))
+    for proc, _ in procs:
+        if proc.wait() != 0:
+            raise SystemExit(f"a bare share exited {proc.returncode}")
+    wall = time.perf_counter() - began
+    shares = [json.loads(js.read_text()) for _, js in procs]
+    return {"process_s": wall, "loop_s": max(s["loop_s"] for s in shares), "shares": shares}
+
+
 def swap_once(workers: int, forward: bool) -> dict[str, Any]:
     fig: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        parts = ["command", "bare"] if forward else ["bare", "command"]
+        parts = ["command", "bare", "split"] if forward else ["split", "bare", "command"]
         for part in parts:
             if part == "command":
                 out = Path(tmp) / "swap"
                 cmd = [*VERIMUT, "swap", "agentdojo", "--out", str(out), "-q", "--workers", str(workers)]
                 fig["command_s"] = _run(cmd)
                 fig["phases"] = _phases(out)
+            elif part == "split":
+                fig["split"] = bare_split(workers, Path(tmp))
             else:
                 js = Path(tmp) / "bare.json"
                 began = time.perf_counter()
@@ -138,6 +171,10 @@ def swap_once(workers: int, forward: bool) -> dict[str, Any]:
                 fig["bare"] = json.loads(js.read_text())
     fig["floor_s"] = fig["bare"]["loop_s"] / workers
     fig["ratio"] = fig["command_s"] / fig["floor_s"]
+    fig["scoring_ratio"] = fig["phases"]["scoring_seconds"] / fig["floor_s"]
+    fig["split_ratio"] = fig["split"]["loop_s"] / fig["floor_s"]
+    fig["scoring_over_split"] = fig["phases"]["scoring_seconds"] / fig["split"]["loop_s"]
+    fig["command_over_split_process"] = fig["command_s"] / fig["split"]["process_s"]
     return fig
 
 
@@ -169,7 +206,8 @@ def median(runs: list[dict[str, Any]], *path: str) -> float:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     if args.bare:
-        args.json.write_text(json.dumps(bare_loop()))
+        share, _, of = args.share.partition("/")
+        args.json.write_text(json.dumps(bare_loop(int(share), int(of))))
         return 0
     load = {"start": os.getloadavg()[0]}
     swaps: list[dict[str, Any]] = []
@@ -201,6 +239,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             ),
             f"| floor = bare loop / {args.workers} (s) | {median(swaps, 'floor_s'):.2f} |",
             f"| **command / floor** | **{median(swaps, 'ratio'):.2f}x** (min {min(s['ratio'] for s in swaps):.2f}x) |",
+            f"| scoring / floor | {median(swaps, 'scoring_ratio'):.2f}x |",
+            (
+                f"| bare loop split across {args.workers} processes at once: slowest share's loop (s) | "
+                f"{median(swaps, 'split', 'loop_s'):.2f} |"
+            ),
+            f"| - its whole processes, started together (s) | {median(swaps, 'split', 'process_s'):.2f} |",
+            f"| split loop / floor (this machine's own cost of running in parallel) | {median(swaps, 'split_ratio'):.2f}x |",
+            f"| **scoring / split loop** (what the parallel path adds) | **{median(swaps, 'scoring_over_split'):.2f}x** |",
+            (
+                f"| **command / split processes** (whole against whole) | "
+                f"**{median(swaps, 'command_over_split_process'):.2f}x** |"
+            ),
         ]
     if execs:
         for name in ("pool", "ray"):
