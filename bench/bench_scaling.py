@@ -29,6 +29,8 @@ Per run it records:
   maximum over the children, not their sum; verimut's own process, normally). `tree_pss` is the peak over samples
   (every `--poll` s, /proc/PID/smaps_rollup) of the summed PSS of every live process of the tree: pool workers,
   Ray's raylet, GCS and actors included, shared pages split between their sharers rather than counted twice;
+- memory while scoring: verimut's own RSS (/proc/PID/status VmRSS) and the tree's PSS, sampled with the rest,
+  at the first sample after the ledger's first row and at their peak until its last row (`while_scoring`);
 - cpu: user + system seconds of the waited-for tree (the same getrusage);
 - sizes of manifest.json and cells.jsonl;
 - replays: resets of the benchmark (bench/scalebench.py appends one line per reset to $SCALEBENCH_TRACE), split
@@ -177,6 +179,7 @@ def measure(cmd: Sequence[str], ledger: Path | None, poll: float, env: dict[str,
     )
     peak_pss = main_hwm = 0
     first_row: float | None = None
+    samples: list[tuple[float, int, int]] = []  # (time, verimut's own RSS, the tree's PSS), in kB
     try:
         while True:
             try:
@@ -185,11 +188,11 @@ def measure(cmd: Sequence[str], ledger: Path | None, poll: float, env: dict[str,
             except subprocess.TimeoutExpired:
                 pass
             tree = _tree(proc.pid)
-            peak_pss = max(
-                peak_pss, sum(_kb(f"/proc/{p}/smaps_rollup", "Pss:") for p in tree[1:])
-            )  # the wrapper itself left out
+            pss = sum(_kb(f"/proc/{p}/smaps_rollup", "Pss:") for p in tree[1:])  # the wrapper itself left out
+            peak_pss = max(peak_pss, pss)
             if len(tree) > 1:
                 main_hwm = max(main_hwm, _kb(f"/proc/{tree[1]}/status", "VmHWM:"))
+                samples.append((time.time(), _kb(f"/proc/{tree[1]}/status", "VmRSS:"), pss))
             if first_row is None and ledger is not None and ledger.exists() and ledger.stat().st_size > 0:
                 first_row = time.time()
     except BaseException:
@@ -207,6 +210,7 @@ def measure(cmd: Sequence[str], ledger: Path | None, poll: float, env: dict[str,
         "tree_pss_mb": peak_pss / 1024,
         "cpu_s": usage.get("cpu_s"),
         "first_row": first_row,
+        "samples": samples,
         "stderr_tail": stderr.decode(errors="replace")[-400:],
         "stdout_tail": stdout.decode(errors="replace")[-200:],
     }
@@ -225,6 +229,21 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
             proc.wait(timeout=wait)
         except subprocess.TimeoutExpired:
             continue
+
+
+def while_scoring(samples: list[tuple[float, int, int]], first_row: float | None, last_row: float) -> dict[str, Any]:
+    """Memory from the ledger's first row to its last (the scoring phase): verimut's own RSS and the tree's PSS
+    at the first sample of it and their peaks over it. Flat in the number of cells when the peak is the start."""
+    during = [s for s in samples if first_row is not None and first_row <= s[0] <= last_row]
+    if not during:
+        return {"scoring_samples": 0}
+    return {
+        "scoring_samples": len(during),
+        "scoring_rss_first_mb": during[0][1] / 1024,
+        "scoring_rss_peak_mb": max(s[1] for s in during) / 1024,
+        "scoring_pss_first_mb": during[0][2] / 1024,
+        "scoring_pss_peak_mb": max(s[2] for s in during) / 1024,
+    }
 
 
 def _count(path: Path, needle: bytes) -> int:
@@ -297,6 +316,7 @@ def run_point(arm: str, n: int, executor: str, args: argparse.Namespace) -> dict
         if logged_run.get("scoring_seconds"):
             r["scoring_started_s"], r["startup_s"] = logged_run["scoring_seconds"], logged_run["startup_seconds"]
         r["run_log"] = logged_run
+        r |= while_scoring(r.pop("samples"), r["first_row"], scored)
         rep = measure([str(args.verimut), "report", str(out)], None, args.poll, env)
         r["report"] = {k: rep[k] for k in ("wall_s", "rc", "max_rss_mb", "tree_pss_mb")}
     return r
@@ -427,6 +447,22 @@ def tables(points: list[dict[str, Any]], law: dict[str, Any], tolerance: float) 
             f"| {_slope(g['slope_cpu_s'], g['linear_cpu_s'])} "
             f"| {_slope(g.get('slope_replays_vs_n'), g.get('linear_replays'))} |"
         )
+    flat = [p for p in points if p.get("scoring_samples")]
+    if flat:
+        lines += [
+            "",
+            "Memory while scoring (sampled every `--poll` s from the ledger's first row to its last): verimut's own",
+            "process and the whole tree, at the first sample and at the peak of that phase:",
+            "",
+            "| arm | N | executor | cells | samples | verimut RSS: first / peak | tree PSS: first / peak |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for p in flat:
+            lines.append(
+                f"| {p['arm']} | {p['n']:,} | {p['executor']} | {p['cells']:,} | {p['scoring_samples']:,} "
+                f"| {p['scoring_rss_first_mb']:,.0f} / {p['scoring_rss_peak_mb']:,.0f} MB "
+                f"| {p['scoring_pss_first_mb']:,.0f} / {p['scoring_pss_peak_mb']:,.0f} MB |"
+            )
     est = [(k, n, e) for k, g in law.items() for n, e in g["estimate"].items() if int(n) not in g["sizes"]]
     if est:
         lines += [

@@ -19,6 +19,7 @@ per scorer, so an audit's two runs (the controls, then the rest) share them and 
 from __future__ import annotations
 
 import abc
+import gc
 import logging
 import math
 import multiprocessing as mp
@@ -201,6 +202,10 @@ class _Process(_Slot):
         super().__init__()
         self.conn, child = ctx.Pipe()
         self.process = ctx.Process(target=_serve, args=(scorer, child, os.getpid()), daemon=True)
+        # What the worker inherits (the adapter's suites, the manifest) is out of its collector's reach: a
+        # collection there would write to every inherited object's header, copying the pages it shares with
+        # this process (counted on the census: 68,000 minor page faults in the workers, 17,000 frozen).
+        gc.freeze()
         self.process.start()
         child.close()
 
@@ -263,6 +268,7 @@ class Pool:
         finally:
             for w in pool:
                 w.stop(kill=bool(w.batch))
+            gc.unfreeze()  # this process's own garbage from before the workers started may be collected again
 
     def _drive(self, ctx: Any, scorer: Scorer, pool: list[_Process], pending: list[list[Cell]]) -> Iterator[CellResult]:
         batches = self.batches  # the cost measured in an earlier run (the controls) sizes this one's batches

@@ -29,7 +29,7 @@ from verimut.faults import (
     OutOfScope,
     Refusal,
 )
-from verimut.pairs import SWAP, grid
+from verimut.pairs import SWAP, grid, stored
 from verimut.pinned import index_values, pin_source, pins
 from verimut.records import ARMS, Cell, Manifest, TaskFacts, cell_id, content_hash
 from verimut.replay import replay
@@ -231,4 +231,4 @@ def build(
         cells=cells,
         arm=arm,
     )
-    return msgspec.structs.replace(m, content_hash=content_hash(m))
+    return msgspec.structs.replace(m, content_hash=content_hash(stored(m)))

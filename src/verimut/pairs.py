@@ -8,10 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import msgspec
+
 from verimut import forms
 from verimut.benchmark import USER
+from verimut.errors import AuditError
 from verimut.faults import CONTROL
-from verimut.records import Cell, TaskFacts, cell_id
+from verimut.records import Cell, Manifest, TaskFacts, cell_id
 from verimut.run import Action, Run
 
 SWAP = "swap"
@@ -77,6 +80,13 @@ def _start(i: str, j: str, facts: Mapping[str, TaskFacts]) -> str:
     )
 
 
+CONTROL_NOTE = "the unedited reference run"
+
+
+def _note(i: str, j: str) -> str:
+    return f"the reference run of {j}, with its own answer, graded by the verifier of {i}"
+
+
 def grid(facts: Mapping[str, TaskFacts]) -> list[Cell]:
     """Every ordered pair of user tasks within each suite, grouped by the run (j), diagonal first in its group.
 
@@ -90,14 +100,40 @@ def grid(facts: Mapping[str, TaskFacts]) -> list[Cell]:
     for tasks in suites.values():
         for j in tasks:
             run: Run = facts[j].reference
-            cells.append(Cell(cell_id(j, CONTROL, "-"), j, CONTROL, "-", run, "the unedited reference run"))
+            cells.append(Cell(cell_id(j, CONTROL, "-"), j, CONTROL, "-", run, CONTROL_NOTE))
             for i in tasks:
                 if i == j:
                     continue
                 r, why = rung(facts[i], facts[j])
                 detail = {"run_task": j, "rung": r, "rung_reason": why, "start": _start(i, j, facts)}
-                note = f"the reference run of {j}, with its own answer, graded by the verifier of {i}"
-                cells.append(
-                    Cell(cell_id(i, SWAP, j.rsplit("/", 1)[-1]), i, SWAP, j.rsplit("/", 1)[-1], run, note, detail)
-                )
+                variant = j.rsplit("/", 1)[-1]
+                cells.append(Cell(cell_id(i, SWAP, variant), i, SWAP, variant, run, _note(i, j), detail))
     return cells
+
+
+# A swap census's cells all carry a task's reference run, which its facts hold already: at 1,000 tasks a
+# million copies of a thousand runs, most of manifest.json and, decoded, most of the memory. The file holds
+# each cell with its run and note left out (`stored`); reading it puts back the very Run object of the
+# facts (`expanded`), one per task, shared by its column. The content hash is of the stored form.
+
+
+def stored(m: Manifest) -> Manifest:
+    """The manifest as manifest.json holds it: a swap census's cells without their run and note (pure)."""
+    if m.arm != SWAP:
+        return m
+    cells = [msgspec.structs.replace(c, run=None, note="") for c in m.cells]
+    return msgspec.structs.replace(m, cells=cells)
+
+
+def expanded(m: Manifest) -> Manifest:
+    """The inverse of `stored`: each swap cell's run is its run task's reference, its note said again."""
+    if m.arm != SWAP:
+        return m
+    cells = []
+    for c in m.cells:
+        facts = m.tasks.get(c.run_task)
+        if facts is None:
+            raise AuditError(f"manifest cell {c.cell_id!r} names run task {c.run_task!r}, which it has no facts of")
+        note = CONTROL_NOTE if c.is_control else _note(c.task, c.run_task)
+        cells.append(msgspec.structs.replace(c, run=facts.reference, note=note))
+    return msgspec.structs.replace(m, cells=cells)

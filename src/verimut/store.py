@@ -1,6 +1,7 @@
 """The results store: one object that owns an output directory and every file in it.
 
     manifest.json       every cell, fixed (and hashed) before the first is scored; written once, atomically
+                        (a swap census's cells without their run: `pairs.stored`)
     cells.jsonl         the ledger: one JSON object per scored cell, appended as each finishes
     cells.jsonl.torn    the bytes of a torn last line, kept when a resumed run drops it
     runs.jsonl          one line per `audit`/`swap` invocation (when, and for how long on the wall clock)
@@ -34,6 +35,7 @@ import msgspec
 
 from verimut import __version__
 from verimut.errors import AuditError
+from verimut.pairs import expanded, stored
 from verimut.records import CellResult, Manifest, RunRecord, content_hash
 
 MANIFEST = "manifest.json"
@@ -167,7 +169,7 @@ class Store:
             raise AuditError(f"{out} is not a verimut output (no {MANIFEST}) and is not empty; choose another --out")
 
     def write_manifest(self, m: Manifest) -> None:
-        atomic_write(self.directory / MANIFEST, encode_json(m, order="sorted"))
+        atomic_write(self.directory / MANIFEST, encode_json(stored(m), order="sorted"))
 
     def read_manifest(self) -> Manifest:
         path = self.directory / MANIFEST
@@ -186,7 +188,7 @@ class Store:
             )
         if content_hash(m) != m.content_hash:
             raise AuditError(f"{path} was modified after it was written (its content hash does not match)")
-        return m
+        return expanded(m)
 
     # --- the ledger ------------------------------------------------------------------------------
 

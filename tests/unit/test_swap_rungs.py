@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import msgspec
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from verimut import forms, swap
+from verimut import __version__, forms, pairs, swap
+from verimut.errors import AuditError
 from verimut.manifest import TaskFacts
+from verimut.records import Manifest
 from verimut.oracle import CollectionDiff
 from verimut.run import Action, Run
 
@@ -62,3 +66,39 @@ def test_form_tasks_are_twins_only_when_they_set_the_same_fields() -> None:
     assert swap.rung(a, _form({"short_description": "mail", "impact": "3 - Low"}, "incident"))[0] == "0"
     assert swap.rung(a, _form({"short_description": "mail", "urgency": "3 - Low"}, "incident"))[0] == "1"
     assert swap.rung(a, _form({"short_description": "mail"}, "problem"))[0] == "3"
+
+
+def _census(tasks: dict[str, TaskFacts]) -> Manifest:
+    return Manifest("0", "b", "1", {}, [swap.SWAP], [], [], tasks, swap.grid(tasks), arm=swap.SWAP)
+
+
+@given(st.lists(st.tuples(runs, writes), min_size=1, max_size=4))
+def test_the_stored_census_leaves_runs_out_and_reading_puts_back_the_facts_own(tasks) -> None:
+    m = _census({f"s/t{n}": facts(a, w) for n, (a, w) in enumerate(tasks)})
+    kept = pairs.stored(m)
+    assert all(c.run is None and c.note == "" for c in kept.cells)
+    back = pairs.expanded(msgspec.json.decode(msgspec.json.encode(kept), type=Manifest))
+    assert back == msgspec.json.decode(msgspec.json.encode(m), type=Manifest)  # what the file held before
+    # one Run per task, shared by its column: the memory of a million cells is not a million runs
+    assert all(c.run is back.tasks[c.run_task].reference for c in back.cells)
+
+
+def test_a_census_cell_naming_a_task_without_facts_is_an_error() -> None:
+    m = pairs.stored(_census({"s/a": facts([Action("send", {})], ["x"]), "s/b": facts([], [])}))
+    broken = msgspec.structs.replace(m, tasks={"s/a": m.tasks["s/a"]})
+    with pytest.raises(AuditError, match="names run task 's/b'"):
+        pairs.expanded(broken)
+
+
+def test_the_store_writes_the_stored_form_and_reads_the_census_back_whole(tmp_path) -> None:
+    from verimut.records import content_hash
+    from verimut.store import Store
+
+    m = _census({"s/a": facts([Action("send", {"a": 1})], ["x"]), "s/b": facts([Action("read", {})], [])})
+    m = msgspec.structs.replace(m, verimut=__version__)
+    m = msgspec.structs.replace(m, content_hash=content_hash(pairs.stored(m)))
+    store = Store(tmp_path / "o")
+    store.write_manifest(m)
+    raw = msgspec.json.decode((tmp_path / "o" / "manifest.json").read_bytes())
+    assert all(c["run"] is None for c in raw["cells"]) and len(raw["cells"]) == 4
+    assert store.read_manifest() == m
