@@ -113,15 +113,20 @@ def grid(facts: Mapping[str, TaskFacts]) -> list[Cell]:
 
 # A swap census's cells all carry a task's reference run, which its facts hold already: at 1,000 tasks a
 # million copies of a thousand runs, most of manifest.json and, decoded, most of the memory. The file holds
-# each cell with its run and note left out (`stored`); reading it puts back the very Run object of the
-# facts (`expanded`), one per task, shared by its column. The content hash is of the stored form.
+# each cell without its run, its note and its start sentence, all three read off the facts again (`stored`);
+# reading it puts back the very Run object of the facts (`expanded`), one per task, shared by its column.
+# The content hash is of the stored form.
+_DERIVED = "start"
 
 
 def stored(m: Manifest) -> Manifest:
-    """The manifest as manifest.json holds it: a swap census's cells without their run and note (pure)."""
+    """The manifest as manifest.json holds it: a swap census's cells without run, note and start (pure)."""
     if m.arm != SWAP:
         return m
-    cells = [msgspec.structs.replace(c, run=None, note="") for c in m.cells]
+    cells = [
+        msgspec.structs.replace(c, run=None, note="", detail={k: v for k, v in c.detail.items() if k != _DERIVED})
+        for c in m.cells
+    ]
     return msgspec.structs.replace(m, cells=cells)
 
 
@@ -134,6 +139,11 @@ def expanded(m: Manifest) -> Manifest:
         facts = m.tasks.get(c.run_task)
         if facts is None:
             raise AuditError(f"manifest cell {c.cell_id!r} names run task {c.run_task!r}, which it has no facts of")
-        note = CONTROL_NOTE if c.is_control else _note(c.task, c.run_task)
-        cells.append(msgspec.structs.replace(c, run=facts.reference, note=note))
+        if c.is_control:
+            cells.append(msgspec.structs.replace(c, run=facts.reference, note=CONTROL_NOTE))
+            continue
+        if c.task not in m.tasks:
+            raise AuditError(f"manifest cell {c.cell_id!r} names task {c.task!r}, which it has no facts of")
+        detail = {**c.detail, _DERIVED: _start(c.task, c.run_task, m.tasks)}
+        cells.append(msgspec.structs.replace(c, run=facts.reference, note=_note(c.task, c.run_task), detail=detail))
     return msgspec.structs.replace(m, cells=cells)

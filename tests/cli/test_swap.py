@@ -97,10 +97,12 @@ def test_a_swapped_run_keeps_its_own_answer(banking, agentdojo):
 
 
 def test_each_cell_states_the_start_state_its_verifier_gets(banking):
-    for c in json.loads((banking / "manifest.json").read_text())["cells"]:
-        if c["family"] == "swap":
-            j, i = c["detail"]["run_task"], c["task"]
-            assert c["detail"]["start"] == (
+    raw = json.loads((banking / "manifest.json").read_text())["cells"]
+    assert all(c["run"] is None and "start" not in c["detail"] for c in raw)  # said again on reading
+    for c in Store(banking).read_manifest().cells:
+        if c.family == "swap":
+            j, i = c.detail["run_task"], c.task
+            assert c.detail["start"] == (
                 f"the run is replayed from {j}'s clean start, which the verifier also gets as its start state; "
                 f"{i}'s own clean start is identical"
             )
