@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from verimut import __version__, forms, pairs, swap
 from verimut.errors import AuditError
 from verimut.manifest import TaskFacts
-from verimut.records import Manifest
 from verimut.oracle import CollectionDiff
+from verimut.records import Manifest
 from verimut.run import Action, Run
 
 names = st.sampled_from(["read", "send", "update", "delete"])
