@@ -147,9 +147,12 @@ def test_bad_swap_input_is_one_line(tmp_path, banking_audit, banking_swap, paid)
 
 def _rewritten(directory: Path, sm, **changes) -> Store:
     """The census at `directory` with its manifest changed (and its content hash made to match)."""
+    from verimut.pairs import stored
     from verimut.records import content_hash
 
     m = msgspec.structs.replace(sm, **changes)
     store = Store(directory)
-    store.write_manifest(msgspec.structs.replace(m, content_hash=content_hash(m)))
+    store.write_manifest(
+        msgspec.structs.replace(m, content_hash=content_hash(stored(m)))
+    )  # the hash of what is written
     return store
