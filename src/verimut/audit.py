@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TextColumn, TimeRemainingColumn
@@ -28,6 +28,9 @@ from verimut.faults import CONTROL, FAMILIES, of_grammar
 from verimut.records import Cell, CellResult, Manifest, Outcome, RunRecord
 from verimut.scorer import Scorer
 from verimut.store import Store
+
+_T = TypeVar("_T")
+_R = TypeVar("_R")
 
 
 def select_tasks(all_tasks: Sequence[str], suites: Sequence[str] = (), tasks: Sequence[str] = ()) -> list[str]:
@@ -108,6 +111,16 @@ def _differences(stored: Manifest, fresh: Manifest) -> str:
     return ", ".join(named) or "content"
 
 
+class OnCores:
+    """Independent work (the manifest's per task, the report's figures) on an executor's cores (`manifest.Each`)."""
+
+    def __init__(self, executor: Executor, limit: int | None = None) -> None:
+        self.executor, self.limit = executor, limit  # limit: a shared live instance (WorkArena) takes one at a time
+
+    def __call__(self, fn: Callable[[_T], _R], items: Sequence[_T]) -> Iterable[_R]:
+        return self.executor.map(fn, items, self.limit)
+
+
 def prepare(
     bench: Adapter,
     store: Store,
@@ -115,9 +128,12 @@ def prepare(
     families: Sequence[str],
     tick: Callable[[str], None],
     arm: str = "fault",
+    executor: Executor | None = None,
 ) -> Manifest:
-    """Build the manifest; write it, or check it against the one already in the store (checked by the caller)."""
-    fresh = manifest_mod.build(bench, tasks, families, tick, arm)
+    """Build the manifest (its per-task work on the executor's cores); write it, or check it against the one
+    already in the store (checked by the caller)."""
+    each = OnCores(executor or InProcess(), bench.concurrency)
+    fresh = manifest_mod.build(bench, tasks, families, tick, arm, each)
     if store.has_manifest():
         stored = store.read_manifest()
         if stored.content_hash != fresh.content_hash:
@@ -195,12 +211,17 @@ def score_all(
 
 
 def summarize(
-    m: Manifest, rows: dict[str, CellResult], store: Store, c: float = rewards.DEFAULT_C
+    m: Manifest,
+    rows: dict[str, CellResult],
+    store: Store,
+    c: float = rewards.DEFAULT_C,
+    each: manifest_mod.Each = manifest_mod.serially,
 ) -> summary_mod.Summary | swap_mod.Census:
-    """Write summary.md/json, report.html (and, for the fault arm, rewards.json) for the manifest's arm."""
+    """Write summary.md/json, report.html (and, for the fault arm, rewards.json) for the manifest's arm.
+    `each` draws the report's figures (most of its time): on an executor's cores with `OnCores`."""
     result: summary_mod.Summary | swap_mod.Census
     result = swap_mod.write(m, rows, store) if m.arm == swap_mod.SWAP else summary_mod.write(m, rows, store, c)
-    report_html.write(store, m, rows, result)
+    report_html.write(store, m, rows, result, each)
     return result
 
 
@@ -227,7 +248,8 @@ def _run(
         executor = executor or InProcess()
         with _progress(console, quiet) as progress:
             bar = progress.add_task("building manifest", total=2 * len(tasks), unit="task steps") if progress else None
-            m = prepare(bench, store, tasks, families, lambda _: progress.advance(bar) if progress else None, arm)
+            tick = lambda _: progress.advance(bar) if progress else None
+            m = prepare(bench, store, tasks, families, tick, arm, executor)
             before = len(store.rows())
             built, startup = time.monotonic(), executor.startup_seconds
             rows = score_all(bench, m, store, executor, progress)
@@ -245,7 +267,7 @@ def _run(
                 scoring_seconds=round(ended - built - startup, 3),
             )
         )
-        return summarize(m, rows, store)
+        return summarize(m, rows, store, each=OnCores(executor))
 
 
 def swap(

@@ -413,7 +413,8 @@ def report(
         locate = None
         if sarif_path is not None and (benchmark is not None or adapters.known(m.benchmark)):
             locate = sarif.locator(adapters.load(benchmark or m.benchmark, m.version))
-        result = audit_mod.summarize(m, rows, store, procredit_c)
+        # The figures on every core: a report of thousands of tasks draws for seconds.
+        result = audit_mod.summarize(m, rows, store, procredit_c, audit_mod.OnCores(executor_mod.Pool()))
     _finish(result, directory, _CI(fail_on, junit_path, sarif_path), locate)
 
 

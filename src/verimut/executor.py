@@ -14,6 +14,11 @@ returned the previous cell of its batch. Worker processes have VERIMUT_WORKER se
 environment (to the executor's name). `startup_seconds` is what starting workers cost (Ray's
 start and each actor's adapter load), reported apart from scoring; Ray's actors are started once
 per scorer, so an audit's two runs (the controls, then the rest) share them and what they replayed.
+
+An executor also maps a function over a manifest's tasks (`map`): the per-task work of building the
+manifest (each reference run replayed twice, the census, the out-of-scope trial), which would otherwise
+run on one core while the others wait. The pool and Ray both map in forked processes on this machine
+(`forked_map`): the work needs the adapter and the tasks' replays already in this process's memory.
 """
 
 from __future__ import annotations
@@ -27,9 +32,10 @@ import os
 import queue
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from multiprocessing.connection import Connection, wait
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 import msgspec
 
@@ -46,6 +52,8 @@ STOP_SECONDS = 120.0  # how long a worker told to stop may take to release its k
 WORKER_ENV = "VERIMUT_WORKER"
 
 Group = Sequence[Cell]
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 class Executor(Protocol):
@@ -53,6 +61,11 @@ class Executor(Protocol):
     startup_seconds: float  # starting workers, summed over this executor's runs (not scoring)
 
     def run(self, scorer: Scorer, groups: Iterable[Group]) -> Iterator[CellResult]: ...
+
+    def map(self, fn: Callable[[T], R], items: Sequence[T], limit: int | None = None) -> Iterator[R]:
+        """fn over items, results in items' order, at most `limit` at once (None: no limit of the caller's).
+        fn's results cross a process boundary (pickled); fn itself need not (it is inherited)."""
+        ...
 
     def close(self) -> None:
         """Release what the executor holds between runs (a Ray connection)."""
@@ -67,6 +80,9 @@ class InProcess:
 
     def close(self) -> None:
         pass
+
+    def map(self, fn: Callable[[T], R], items: Sequence[T], limit: int | None = None) -> Iterator[R]:
+        return (fn(x) for x in items)
 
     def run(self, scorer: Scorer, groups: Iterable[Group]) -> Iterator[CellResult]:
         try:
@@ -171,6 +187,49 @@ def _wake(busy: Sequence[_Slot], timeout: float) -> float:
     return max(0.0, min(w.started + timeout for w in busy) - time.monotonic())
 
 
+# --- a map over forked processes ----------------------------------------------------------
+
+_MAPPED: Callable[[Any], Any] | None = None  # the function a forked map process applies (inherited, not pickled)
+
+
+def _map_worker(fn: Callable[[Any], Any], parent: int) -> None:
+    global _MAPPED
+    os.environ[WORKER_ENV] = "map"
+    die_with_parent(parent)
+    _MAPPED = fn
+
+
+def _apply(item: Any) -> Any:
+    assert _MAPPED is not None
+    return _MAPPED(item)
+
+
+def forked_map(fn: Callable[[T], R], items: Sequence[T], workers: int) -> Iterator[R]:
+    """fn over items in `workers` processes forked from this one, results in order.
+
+    Forked, so fn may close over anything this process holds (the adapter, every task's replays); only
+    items and results are pickled. One item per call: tasks differ in cost by orders of magnitude (a
+    task with twenty writes runs twenty out-of-scope trials), so a fixed share per process would leave
+    one core idle while the other finishes. An exception fn raises is raised here, at its item.
+    """
+    n = min(workers, len(items))
+    if n <= 1:
+        yield from (fn(x) for x in items)
+        return
+    gc.freeze()  # as for the pool's workers: their collector leaves the inherited heap's pages shared
+    pool = ProcessPoolExecutor(n, mp.get_context("fork"), initializer=_map_worker, initargs=(fn, os.getpid()))
+    try:
+        yield from pool.map(_apply, items)
+    except BrokenProcessPool:
+        raise AuditError(
+            "a process building the manifest died (killed, or the benchmark crashed it); "
+            "run again with --executor inprocess to see the benchmark's own error"
+        ) from None
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)  # stopped early (an error): the items not begun are dropped
+        gc.unfreeze()
+
+
 # --- a local process pool ----------------------------------------------------------------
 
 
@@ -251,6 +310,9 @@ class Pool:
 
     def close(self) -> None:
         pass
+
+    def map(self, fn: Callable[[T], R], items: Sequence[T], limit: int | None = None) -> Iterator[R]:
+        return forked_map(fn, items, min(self.workers, limit or self.workers))
 
     def run(self, scorer: Scorer, groups: Iterable[Group]) -> Iterator[CellResult]:
         pending = [list(g) for g in groups if g]
@@ -345,6 +407,11 @@ class Ray:
         self._owned = False  # whether this executor connected (or started Ray), so must close it
         if address:  # fail now, before any work, when the cluster cannot be reached
             self._start()
+
+    def map(self, fn: Callable[[T], R], items: Sequence[T], limit: int | None = None) -> Iterator[R]:
+        # On this machine's cores, not the cluster's: the work needs what this process holds in memory.
+        here = min(self.workers, os.cpu_count() or 1)
+        return forked_map(fn, items, min(here, limit or here))
 
     def close(self) -> None:
         import ray

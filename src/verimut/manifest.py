@@ -4,13 +4,19 @@ Building it replays each reference run twice (to find values that differ between
 replays, which are then masked) and runs the idempotence census; then every fault
 family is applied to every reference run. The model it builds is in `records.py`;
 `store.Store` writes it once, atomically.
+
+The per-task work runs through a mapper (`Each`: the executor's `map`, so on every core) in two
+passes, because the second needs what the first found across all tasks: the replays (and their
+masks, which every task's diffs leave out), then each task's facts and cells. A task's work reads
+only its own replays and the suite's library, so the manifest is the same whatever runs it, in
+whatever order (a test builds it both ways and compares the hashes).
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Protocol, TypeVar
 
 import msgspec
 
@@ -35,6 +41,20 @@ from verimut.records import ARMS, Cell, Manifest, TaskFacts, cell_id, content_ha
 from verimut.replay import replay
 from verimut.run import Run
 
+_T = TypeVar("_T")
+_R = TypeVar("_R")
+
+
+class Each(Protocol):
+    """How independent work is run: fn over the items, results in the items' order (`Executor.map`, on the
+    executor's cores). Used for the manifest's per-task work and the report's figures."""
+
+    def __call__(self, fn: Callable[[_T], _R], items: Sequence[_T]) -> Iterable[_R]: ...
+
+
+def serially(fn: Callable[[_T], _R], items: Sequence[_T]) -> Iterable[_R]:
+    return map(fn, items)
+
 
 class References(msgspec.Struct):
     """Each task's reference run, replayed twice from its clean start."""
@@ -47,20 +67,38 @@ class References(msgspec.Struct):
     masks: list[str]
 
 
-def references(bench: Benchmark, tasks: Sequence[str], tick: Callable[[str], None]) -> References:
+class _Replayed(msgspec.Struct):
+    """One task's part of References (what a mapping process sends back)."""
+
+    run: Run
+    outputs: tuple[str, ...]
+    start: Any
+    end: Any
+    error: str | None
+    masks: list[str]
+
+
+def _replayed(bench: Benchmark, task: str) -> _Replayed:
+    episode = bench.reset(task)
+    run = bench.reference(task, episode)
+    first, second = replay(bench, task, run), replay(bench, task, run)
+    error = None if first.failed_at is None else f"#{first.failed_at}: {first.steps[-1].error}"
+    a = oracle.apply_patterns(oracle.collections(first.end), bench.telemetry)
+    b = oracle.apply_patterns(oracle.collections(second.end), bench.telemetry)
+    masks = sorted(oracle.find_masks(a, b))
+    return _Replayed(run, tuple(s.output for s in first.steps), first.start, first.end, error, masks)
+
+
+def references(
+    bench: Benchmark, tasks: Sequence[str], tick: Callable[[str], None], each: Each = serially
+) -> References:
     """Replay every reference run twice; what differs between the two replays is masked."""
     refs = References({}, {}, {}, {}, {}, [])
     masks: set[str] = set()
-    for task in tasks:
-        episode = bench.reset(task)
-        run = bench.reference(task, episode)
-        first, second = replay(bench, task, run), replay(bench, task, run)
-        refs.runs[task], refs.starts[task], refs.ends[task] = run, first.start, first.end
-        refs.outputs[task] = tuple(s.output for s in first.steps)
-        refs.errors[task] = None if first.failed_at is None else f"#{first.failed_at}: {first.steps[-1].error}"
-        a = oracle.apply_patterns(oracle.collections(first.end), bench.telemetry)
-        b = oracle.apply_patterns(oracle.collections(second.end), bench.telemetry)
-        masks |= oracle.find_masks(a, b)
+    for task, r in zip(tasks, each(lambda t: _replayed(bench, t), tasks), strict=True):
+        refs.runs[task], refs.starts[task], refs.ends[task] = r.run, r.start, r.end
+        refs.outputs[task], refs.errors[task] = r.outputs, r.error
+        masks.update(r.masks)
         tick(task)
     refs.masks = sorted(masks)
     return refs
@@ -175,46 +213,65 @@ def _initial_checks(bench: Benchmark, task: str) -> dict[str, bool]:
     return dict(verdict.checks) if verdict.checks else {"verdict": verdict.passed}
 
 
+class _Facts(msgspec.Struct):
+    """One task's facts and cells (what a mapping process sends back)."""
+
+    facts: TaskFacts
+    cells: list[Cell]
+
+
+def _facts(
+    bench: Adapter, task: str, refs: References, ignore: list[str], arm: str, families: Sequence[str], lib: Library
+) -> _Facts:
+    effect = oracle.compare(refs.starts[task], refs.ends[task], ignore)
+    digest = hashlib.sha256(oracle.canonical(refs.starts[task])).hexdigest()[:16]
+    census: list[CensusEntry] = []
+    unpinned: list[str] = []
+    cells: list[Cell] = []
+    tried = 0
+    form = bench.form(task) if bench.form is not None else None  # a form task's fields and defaults
+    if arm == "fault":
+        census, unpinned, cells, tried = _fault_cells(bench, task, refs, families, ignore, form, lib)
+    free = _free_text(effect, bench.instruction(task), refs.runs[task], refs.outputs[task])
+    initial = _initial_checks(bench, task) if arm == "fault" else {}
+    facts = TaskFacts(
+        refs.runs[task],
+        census,
+        unpinned,
+        refs.errors[task],
+        effect,
+        digest,
+        free,
+        initial,
+        form,
+        out_of_scope_tried=tried,
+        kind=kind_of(bench, task),
+    )
+    return _Facts(facts, cells)
+
+
 def build(
     bench: Adapter,
     tasks: Sequence[str],
     families: Sequence[str],
     tick: Callable[[str], None] = lambda _: None,
     arm: str = "fault",
+    each: Each = serially,
 ) -> Manifest:
-    """Enumerate every cell. `tick` is called once per task per phase, for progress."""
+    """Enumerate every cell. `tick` is called once per task per pass, for progress; `each` runs the per-task
+    work (serially by default; the audit gives its executor's map, so it runs on every core)."""
     if arm not in ARMS:
         raise AuditError(f"unknown arm {arm!r} (known: {', '.join(ARMS)})")
-    refs = references(bench, tasks, tick)
+    refs = references(bench, tasks, tick, each)
     ignore = [*bench.telemetry, *refs.masks]
     lib = _library(bench, tasks, refs, families if arm == "fault" else ())
     facts: dict[str, TaskFacts] = {}
     cells: list[Cell] = []
-    for task in tasks:
-        effect = oracle.compare(refs.starts[task], refs.ends[task], ignore)
-        digest = hashlib.sha256(oracle.canonical(refs.starts[task])).hexdigest()[:16]
-        census: list[CensusEntry] = []
-        unpinned: list[str] = []
-        tried = 0
-        form = bench.form(task) if bench.form is not None else None  # a form task's fields and defaults
-        if arm == "fault":
-            census, unpinned, task_cells, tried = _fault_cells(bench, task, refs, families, ignore, form, lib)
-            cells += task_cells
-        free = _free_text(effect, bench.instruction(task), refs.runs[task], refs.outputs[task])
-        initial = _initial_checks(bench, task) if arm == "fault" else {}
-        facts[task] = TaskFacts(
-            refs.runs[task],
-            census,
-            unpinned,
-            refs.errors[task],
-            effect,
-            digest,
-            free,
-            initial,
-            form,
-            out_of_scope_tried=tried,
-            kind=kind_of(bench, task),
-        )
+    for task, found in zip(
+        tasks, each(lambda t: _facts(bench, t, refs, ignore, arm, families, lib), tasks), strict=True
+    ):
+        facts[task] = found.facts
+        cells += found.cells
         tick(task)
     if arm == "swap":
         cells = grid(facts)  # the swap arm's grid is built from these same facts

@@ -10,8 +10,11 @@ rewards file, run log and repair summary alone (`store.Store`), so `verimut repo
 
 from __future__ import annotations
 
+import functools
+import re
+import secrets
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from importlib.resources import files
 from pathlib import Path
@@ -24,10 +27,37 @@ from verimut import summary as summary_mod
 from verimut import swap as swap_mod
 from verimut.benchmark import USER
 from verimut.faults import CONTROL, is_alternative
+from verimut.manifest import Each, serially
 from verimut.records import CellResult, Manifest, Outcome, RunRecord
 from verimut.store import RUNS, Store
 
 FA, FR = Outcome.FALSE_ACCEPT.value, Outcome.FALSE_REJECT.value
+
+Draw = Callable[..., str]  # how a context builder gets a figure: Draw(figures.some_figure, *its arguments)
+
+
+def now(figure: Callable[..., str], *args: Any) -> str:
+    """Draw the figure here and now."""
+    return figure(*args)
+
+
+class Later:
+    """Figures drawn after the page is rendered, together: each is a placeholder in the page until `fill`
+    puts its PNG in. The figures are most of the page's time, and drawn together they run on several cores."""
+
+    def __init__(self) -> None:
+        self.jobs: list[Callable[[], str]] = []
+        # A random mark, so no text the benchmark put on the page can be taken for a placeholder.
+        self.mark = f"verimut-figure-{secrets.token_hex(8)}-"
+
+    def __call__(self, figure: Callable[..., str], *args: Any) -> str:
+        self.jobs.append(functools.partial(figure, *args))
+        return f"{self.mark}{len(self.jobs) - 1}."
+
+    def fill(self, page: str, each: Each = serially) -> str:
+        jobs = self.jobs
+        drawn = list(each(lambda k: jobs[k](), range(len(jobs))))
+        return re.sub(re.escape(self.mark) + r"(\d+)\.", lambda found: drawn[int(found.group(1))], page)
 
 
 def _env() -> jinja2.Environment:
@@ -107,7 +137,9 @@ def split_rows(counts: Mapping[str, int], limit: int = figures.TOP) -> tuple[lis
     return top, [k for k in counts if k not in shown]
 
 
-def _fault_context(m: Manifest, rows: Mapping[str, CellResult], s: summary_mod.Summary) -> dict[str, Any]:
+def _fault_context(
+    m: Manifest, rows: Mapping[str, CellResult], s: summary_mod.Summary, draw: Draw = now
+) -> dict[str, Any]:
     alternatives = [f for f in m.families if is_alternative(f)]
     # The heat map and the first tables are the planted faults'; alternative runs get a table of their own.
     counts = {
@@ -146,19 +178,21 @@ def _fault_context(m: Manifest, rows: Mapping[str, CellResult], s: summary_mod.S
         "alt_note": summary_mod.ALT_NOTE,
         "alt_outcomes": alt_columns,
         "alt_col_max": {o: max([c[o] for c in alt_every] + [1]) for o in alt_columns},
-        "heatmap": figures.outcome_heatmaps(counts, present, families) if counts else None,
+        "heatmap": draw(figures.outcome_heatmaps, counts, present, families) if counts else None,
         "fa_per_task": fas,
         "fa_open": fa_open,
         "fa_folded": fa_folded,
         "fa_figure": (
-            figures.false_accepts_per_task(
-                {t: {f: len(ids) for f, ids in v.items()} for t, v in fas.items()}, m.families
+            draw(
+                figures.false_accepts_per_task,
+                {t: {f: len(ids) for f, ids in v.items()} for t, v in fas.items()},
+                m.families,
             )
             if fas
             else None
         ),
         "rewards_line": s.rewards.get("conclusion", ""),
-        "coverage": _coverage_context(s.frame_coverage),
+        "coverage": _coverage_context(s.frame_coverage, draw),
     }
 
 
@@ -179,7 +213,7 @@ def coverage_figures(
     return {suite: (vs, sorted(cs), cells) for suite, (vs, cs, cells) in out.items()}
 
 
-def _coverage_context(fc: coverage.FrameCoverage | None) -> dict[str, Any] | None:
+def _coverage_context(fc: coverage.FrameCoverage | None, draw: Draw = now) -> dict[str, Any] | None:
     if fc is None:
         return None
     groups = [(s or "(no suite)", g) for s, g in fc.suites.items()]
@@ -191,7 +225,9 @@ def _coverage_context(fc: coverage.FrameCoverage | None) -> dict[str, Any] | Non
         # A figure past `figures.TOP` verifiers draws the top ones and the collections those touch.
         drawn = set(figures.ranked({v: missed[v] for v in vs}, figures.TOP))
         wide = len({c for v, c in cells if v in drawn}) > 6
-        heatmaps.append({"suite": suite, "figure": figures.frame_coverage(suite, vs, cs, cells, missed), "wide": wide})
+        heatmaps.append(
+            {"suite": suite, "figure": draw(figures.frame_coverage, suite, vs, cs, cells, missed), "wide": wide}
+        )
     listed = [t for t, v in fc.verifiers.items() if v.side_effects]
     # The table beside the figures: every verifier up to `figures.TOP`, past that the top ones by false accepts.
     shown, _ = split_rows({t: missed[t] for t in listed})
@@ -208,7 +244,7 @@ def _coverage_context(fc: coverage.FrameCoverage | None) -> dict[str, Any] | Non
     }
 
 
-def _swap_context(m: Manifest, rows: Mapping[str, CellResult], c: swap_mod.Census) -> dict[str, Any]:
+def _swap_context(m: Manifest, rows: Mapping[str, CellResult], c: swap_mod.Census, draw: Draw = now) -> dict[str, Any]:
     suites: dict[str, list[str]] = {suite: [] for suite in c.table}  # the order of Table 1
     for task in sorted(m.tasks, key=figures.natural):
         suites.setdefault(swap_mod.suite_of(task), []).append(task)
@@ -224,7 +260,7 @@ def _swap_context(m: Manifest, rows: Mapping[str, CellResult], c: swap_mod.Censu
         # A large suite gets the page's whole width, or its labels and marks are too small to read.
         wide = len(tasks) > 25
         title = swap_mod.suite_title(suite)
-        matrices.append({"suite": title, "figure": figures.swap_matrix(title, tasks, cells), "wide": wide})
+        matrices.append({"suite": title, "figure": draw(figures.swap_matrix, title, tasks, cells), "wide": wide})
     by_verifier: dict[str, list[str]] = {}
     for a in c.false_accepts:
         by_verifier.setdefault(a["verifier_task"], []).append(a["cell_id"])
@@ -259,8 +295,8 @@ def repair_verdicts(repair: Mapping[str, Any] | None) -> dict[str, str]:
     return said
 
 
-def context(store: Store, m: Manifest, rows: Mapping[str, CellResult], result: Any) -> dict[str, Any]:
-    """Everything the page shows, as plain data."""
+def context(store: Store, m: Manifest, rows: Mapping[str, CellResult], result: Any, draw: Draw = now) -> dict[str, Any]:
+    """Everything the page shows, as plain data (its figures as `draw` gives them)."""
     rewards = store.rewards()
     by_id = {c.cell_id: c for c in m.cells}
     swap = m.arm == swap_mod.SWAP
@@ -285,8 +321,8 @@ def context(store: Store, m: Manifest, rows: Mapping[str, CellResult], result: A
         "provenance": provenance(m, result, store.runs()),
         "repair": repair,
         "repaired": repair_verdicts(repair),
-        "fault": None if swap else _fault_context(m, rows, result),
-        "census": _swap_context(m, rows, result) if swap else None,
+        "fault": None if swap else _fault_context(m, rows, result, draw),
+        "census": _swap_context(m, rows, result, draw) if swap else None,
     }
 
 
@@ -304,6 +340,8 @@ def rebuild(store: Store) -> Path:
     return write(store, m, rows, result)
 
 
-def write(store: Store, m: Manifest, rows: Mapping[str, CellResult], result: Any) -> Path:
-    """Write DIR/report.html (atomically: a reader never sees half a page)."""
-    return store.write_report(render(context(store, m, rows, result)))
+def write(store: Store, m: Manifest, rows: Mapping[str, CellResult], result: Any, each: Each = serially) -> Path:
+    """Write DIR/report.html (atomically: a reader never sees half a page); `each` draws its figures."""
+    later = Later()
+    page = render(context(store, m, rows, result, later))
+    return store.write_report(later.fill(page, each))

@@ -158,6 +158,21 @@ def test_a_zero_is_none_found(tmp_path):
     assert "Confirmed false accepts per task None found." in text
 
 
+@pytest.mark.parametrize("arm", ["audit", "swap"])
+def test_figures_drawn_later_on_two_cores_make_the_page_drawn_now(arm, banking, banking_swap, notes):
+    from verimut import audit, executor, report_html, summary, swap
+
+    for out in [banking, notes] if arm == "audit" else [banking_swap]:
+        store = Store(out)
+        m, rows = store.read_manifest(), store.rows()
+        result = swap.build(m, rows) if m.arm == swap.SWAP else summary.build(m, rows)
+        here = report_html.render(report_html.context(store, m, rows, result))
+        later = report_html.Later()
+        page = report_html.render(report_html.context(store, m, rows, result, later))
+        assert later.jobs and later.mark in page
+        assert later.fill(page, audit.OnCores(executor.Pool(2))) == here
+
+
 def test_report_rebuilds_the_page(notes, tmp_path):
     (notes / "report.html").unlink()
     result = verimut("report", str(notes))

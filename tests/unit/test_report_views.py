@@ -50,3 +50,13 @@ def test_date_and_wall_time_come_from_the_run_log():
     assert said["date"] == "2026-01-02 03:04:05 UTC to 2026-01-02 04:00:02 UTC"
     assert said["wall time"].startswith("12.5 s over 2 invocations")
     assert when([])["wall time"].startswith("not recorded")
+
+
+@given(st.lists(st.text(max_size=30), min_size=1, max_size=12), st.text(max_size=40))
+def test_later_fills_each_placeholder_with_its_own_figure_and_nothing_else(uris, text):
+    from verimut.report_html import Later
+
+    later = Later()
+    marks = [later(lambda u: u, u) for u in uris]
+    page = text + "|".join(marks) + text + "verimut-figure-0." + later.mark[:-1]
+    assert later.fill(page) == text + "|".join(uris) + text + "verimut-figure-0." + later.mark[:-1]
