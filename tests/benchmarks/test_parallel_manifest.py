@@ -65,7 +65,7 @@ def test_two_processes_build_the_manifest_one_does(name, monkeypatch):
     families = audit.select_families((), bench.grammar) if arm == "fault" else ()
     try:
         serial = manifest_mod.build(bench, tasks, families, arm=arm)
-        forked = manifest_mod.build(bench, tasks, families, arm=arm, each=audit._OnExecutor(executor.Pool(2), None))
+        forked = manifest_mod.build(bench, tasks, families, arm=arm, each=audit.OnCores(executor.Pool(2)))
     finally:
         if callable(getattr(bench.bench, "_kill", None)):  # the remote worker (AppWorld) this test started
             bench.bench._kill()

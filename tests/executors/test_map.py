@@ -79,7 +79,7 @@ def test_the_pools_manifest_is_the_serial_one(arm, monkeypatch):
     families = audit.select_families() if arm == "fault" else ()
     serial = manifest_mod.build(bench, tasks, families, arm=arm)
     ticks: list[str] = []
-    each = audit._OnExecutor(executor.Pool(2), None)
+    each = audit.OnCores(executor.Pool(2))
     forked = manifest_mod.build(bench, tasks, families, ticks.append, arm=arm, each=each)
     assert forked.content_hash == serial.content_hash
     assert forked == serial
@@ -87,7 +87,18 @@ def test_the_pools_manifest_is_the_serial_one(arm, monkeypatch):
 
 
 def test_an_adapter_that_takes_one_cell_at_a_time_builds_here():
-    each = audit._OnExecutor(executor.Pool(2), 1)  # WorkArena's concurrency: one live instance
+    each = audit.OnCores(executor.Pool(2), 1)  # WorkArena's concurrency: one live instance
     assert {p for _, p in each(_slow_first, [0, 1, 2])} == {os.getpid()}
-    ray_like = audit._OnExecutor(executor.InProcess(), None)
-    assert {p for _, p in ray_like(_slow_first, [0, 1, 2])} == {os.getpid()}
+    in_process = audit.OnCores(executor.InProcess())
+    assert {p for _, p in in_process(_slow_first, [0, 1, 2])} == {os.getpid()}
+
+
+def test_ray_maps_on_this_machines_cores_without_starting_ray():
+    pytest.importorskip("ray", reason="Ray is not installed: scripts/install.sh installs it")
+    import ray
+
+    runner = executor.Ray("tests.reportbench:benchmark", None, workers=64)
+    got = list(runner.map(_slow_first, list(range(6))))
+    assert [r for r, _ in got] == [n * n for n in range(6)]
+    assert len({p for _, p in got} - {os.getpid()}) <= (os.cpu_count() or 1)
+    assert not ray.is_initialized()
