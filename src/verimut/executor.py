@@ -222,8 +222,8 @@ def forked_map(fn: Callable[[T], R], items: Sequence[T], workers: int) -> Iterat
         yield from pool.map(_apply, items)
     except BrokenProcessPool:
         raise AuditError(
-            "a process building the manifest died (killed, or the benchmark crashed it); "
-            "run again with --executor inprocess to see the benchmark's own error"
+            "a process forked to build the manifest or draw the report died (killed, or the benchmark crashed "
+            "it); run again with --executor inprocess to see the benchmark's own error"
         ) from None
     finally:
         pool.shutdown(wait=True, cancel_futures=True)  # stopped early (an error): the items not begun are dropped

@@ -63,7 +63,7 @@ def _die_on_two(n: int) -> int:
 
 
 def test_a_process_that_dies_is_a_one_line_error():
-    with pytest.raises(AuditError, match="a process building the manifest died") as e:
+    with pytest.raises(AuditError, match="a process forked to build the manifest or draw the report died") as e:
         list(forked_map(_die_on_two, list(range(6)), 2))
     assert "\n" not in str(e.value)
     assert mp.active_children() == []

@@ -29,6 +29,7 @@ import inspect
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
@@ -93,29 +94,64 @@ def _defer_agent_pipeline() -> None:
 
     `agentdojo.agent_pipeline/__init__.py` imports every model client AgentDojo supports (anthropic,
     openai, cohere, ...): about half the adapter's load time, none of it used here (verimut calls no
-    model). The task suites need three of its submodules, which import as usual (one of them still
-    takes a constant from the google-genai client); the package's own names load, for real, the first
-    time anything asks for one (PEP 562), so AgentDojo's code that uses them is unchanged.
+    model). The task suites need three of its submodules, which import as usual, except that one of them
+    (tool_execution) takes a constant from the google-genai client's module, whose import of google.genai
+    is most of what is left: that module is deferred too, with the constant read off its source. The
+    deferred modules' names load, for real, the first time anything asks for one (PEP 562), so AgentDojo's
+    code that uses them is unchanged.
     """
+    _defer("agentdojo.agent_pipeline")
+    google = "agentdojo.agent_pipeline.llms.google_llm"
+    constant = _literal(google, "EMPTY_FUNCTION_NAME")
+    if constant is not None:
+        _defer(google, {"EMPTY_FUNCTION_NAME": constant})
+
+
+def _literal(name: str, assigned: str) -> object | None:
+    """The literal value module `name` assigns to `assigned` at its top level, read off its source without
+    running it (None if it assigns none)."""
+    import ast
+    import importlib.util
+
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.origin is None or not spec.origin.endswith(".py"):
+        return None
+    for node in ast.parse(Path(spec.origin).read_text()).body:
+        if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == [assigned]:
+            try:
+                return ast.literal_eval(node.value)
+            except ValueError:
+                return None
+    return None
+
+
+def _defer(name: str, given: Mapping[str, object] | None = None) -> None:
+    """Put module `name` in sys.modules without running it: it runs, for real, the first time a name it
+    defines is asked for, but for the names `given` here (already its own values)."""
     import importlib.util
     import sys
 
-    name = "agentdojo.agent_pipeline"
     if name in sys.modules:
         return
     spec = importlib.util.find_spec(name)
     if spec is None or spec.loader is None:
-        return  # let the import below raise what it raises
-    package = importlib.util.module_from_spec(spec)
+        return  # let the import that needs it raise what it raises
+    module = importlib.util.module_from_spec(spec)
     loader = spec.loader
 
     def __getattr__(attr: str) -> object:
-        del package.__dict__["__getattr__"]  # once: the real __init__ defines the names
-        loader.exec_module(package)
-        return getattr(package, attr)
+        if attr == "__path__" and spec.submodule_search_locations is None:
+            raise AttributeError(attr)  # `from module import name` asks whether it is a package: it is not
+        del module.__dict__["__getattr__"]  # once: the real module defines the names
+        loader.exec_module(module)
+        return getattr(module, attr)
 
-    package.__dict__["__getattr__"] = __getattr__
-    sys.modules[name] = package
+    module.__dict__.update(given or {})
+    module.__dict__["__getattr__"] = __getattr__
+    sys.modules[name] = module
+    parent, _, child = name.rpartition(".")
+    if parent in sys.modules:
+        setattr(sys.modules[parent], child, module)
 
 
 class AgentDojo:

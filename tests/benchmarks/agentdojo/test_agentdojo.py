@@ -116,17 +116,22 @@ def test_why_missed_names_what_the_verifier_reads(agentdojo):
 
 
 def test_the_adapter_loads_no_model_client_and_agentdojo_still_finds_its_pipeline():
-    # In a fresh interpreter: the adapter defers agentdojo.agent_pipeline's __init__ (the model clients),
-    # and the names it defines still load, for real, when AgentDojo's own code asks for them.
+    # In a fresh interpreter: the adapter defers agentdojo.agent_pipeline's __init__ (the model clients) and the
+    # google-genai client's module (tool_execution takes a constant from it), and the names they define still
+    # load, for real, when AgentDojo's own code asks for them.
     import subprocess
     import sys
 
     code = (
         "import sys; from verimut import adapters; b = adapters.load('agentdojo'); "
-        "print(sorted(m for m in ('anthropic', 'openai', 'cohere') if m in sys.modules)); "
-        "from agentdojo.agent_pipeline import GroundTruthPipeline, AgentPipeline; "
-        "print(GroundTruthPipeline.__module__, 'anthropic' in sys.modules)"
+        "print(sorted(m for m in ('anthropic', 'openai', 'cohere', 'google.genai') if m in sys.modules)); "
+        "from agentdojo.agent_pipeline.tool_execution import EMPTY_FUNCTION_NAME as e; print(repr(e)); "
+        "from agentdojo.agent_pipeline import GroundTruthPipeline, AgentPipeline, GoogleLLM; "
+        "print(GroundTruthPipeline.__module__, 'anthropic' in sys.modules, 'google.genai' in sys.modules); "
+        "import agentdojo.agent_pipeline.llms.google_llm as g; print(g.EMPTY_FUNCTION_NAME == e, GoogleLLM is g.GoogleLLM)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
     assert out[0] == "[]"
-    assert out[1] == "agentdojo.agent_pipeline.ground_truth_pipeline True"
+    assert out[1] == "'<empty-function-name>'"  # the constant read off google_llm's source, before it runs
+    assert out[2] == "agentdojo.agent_pipeline.ground_truth_pipeline True True"
+    assert out[3] == "True True"
