@@ -193,8 +193,8 @@ _MAPPED: Callable[[Any], Any] | None = None  # the function a forked map process
 
 
 def _map_worker(fn: Callable[[Any], Any], parent: int) -> None:
+    # No WORKER_ENV: it marks the processes that score cells; what a map runs would otherwise run in this process.
     global _MAPPED
-    os.environ[WORKER_ENV] = "map"
     die_with_parent(parent)
     _MAPPED = fn
 
