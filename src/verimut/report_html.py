@@ -56,6 +56,8 @@ class Later:
 
     def fill(self, page: str, each: Each = serially) -> str:
         jobs = self.jobs
+        if len(jobs) > 1:
+            figures.load()  # once, here, not in each process that draws
         drawn = list(each(lambda k: jobs[k](), range(len(jobs))))
         return re.sub(re.escape(self.mark) + r"(\d+)\.", lambda found: drawn[int(found.group(1))], page)
 
