@@ -15,10 +15,11 @@ environment (to the executor's name). `startup_seconds` is what starting workers
 start and each actor's adapter load), reported apart from scoring; Ray's actors are started once
 per scorer, so an audit's two runs (the controls, then the rest) share them and what they replayed.
 
-An executor also maps a function over a manifest's tasks (`map`): the per-task work of building the
-manifest (each reference run replayed twice, the census, the out-of-scope trial), which would otherwise
-run on one core while the others wait. The pool and Ray both map in forked processes on this machine
-(`forked_map`): the work needs the adapter and the tasks' replays already in this process's memory.
+An executor also maps a function over independent items (`map`): the per-task work of building the
+manifest (each reference run replayed twice, the census, the out-of-scope trial) and the report's
+figures, which would otherwise run on one core while the others wait. The pool and Ray both map in
+forked processes on this machine (`forked_map`): the work needs what this process holds in memory
+(the adapter, the tasks' replays).
 """
 
 from __future__ import annotations
