@@ -39,9 +39,10 @@ def differs(
     ignore: Sequence[str],
     reference_steps: Sequence[Step],
     steps: Sequence[Step],
+    base: Any = None,
 ) -> tuple[list[oracle.CollectionDiff], str | None]:
     """The end state's differences from the reference's, and why the run is no alternative (None: it is one)."""
-    vs_reference = oracle.compare(reference_end, as_reference_wrote(detail, end), ignore)
+    vs_reference = oracle.compare(reference_end, as_reference_wrote(detail, end), ignore, base=base)
     if vs_reference:
         d = vs_reference[0]
         return vs_reference, f"its end state differs from the reference's ({d.collection}: {d.counts()})"

@@ -3,8 +3,8 @@
 A benchmark adapter is any object with the members of `Benchmark`. verimut never looks inside an
 episode: it asks the adapter to execute actions, to snapshot the state as plain data, and to call
 the benchmark's own, unmodified verifier. The optional members are declared below (`Forks`,
-`Swaps`, `Explains`, `Locates`, `DescribesForms`, `Closes`, `Kinds`, and the attributes `grammar` and
-`concurrency`). `resolve` looks them up once, into the `Adapter` the whole pipeline uses: no other
+`Swaps`, `Explains`, `Locates`, `DescribesForms`, `Closes`, `Kinds`, `ReadsTrace`, `Patches`, and the
+attributes listed under them). `resolve` looks them up once, into the `Adapter` the whole pipeline uses: no other
 module asks an adapter what it has. A member set to None counts as absent (a remote adapter
 whose worker lacks it says so that way).
 """
@@ -12,7 +12,7 @@ whose worker lacks it says so that way).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 import msgspec
@@ -22,6 +22,12 @@ from verimut.forms import FormFacts
 from verimut.run import Action, Run, Step
 
 GRAMMARS = ("api", "form")
+# What a task kind's verifier promises to decide (docs/method.md#contracts). `effect`: the requested effect and
+# nothing else, so the frame condition applies and every family does. `goal`: whether a goal was reached in a
+# state that may hold other effects (AgentDojo's injection tasks: `security()` judges the attack in a state
+# that also holds the user task's effects), so a side effect is not the verifier's to reject.
+EFFECT, GOAL = "effect", "goal"
+CONTRACTS = (EFFECT, GOAL)
 
 
 class Verdict(msgspec.Struct, frozen=True):
@@ -143,6 +149,25 @@ class Kinds(Protocol):
     def kind(self, task: str) -> str: ...
 
 
+class ReadsTrace(Protocol):
+    """Optional: whether a task's verifier grades the run's calls (AgentDojo's `*_from_traces`), not only the state.
+
+    Two runs whose writes differ are then never the same effect for it, even when their end states are equal.
+    """
+
+    def reads_trace(self, task: str) -> bool: ...
+
+
+class Patches(Protocol):
+    """Optional: set one value of a live episode, at a path of its snapshot (dict keys and list indices).
+
+    verimut flips each declared telemetry field and mask this way on a fork of every reference end state
+    and calls the verifier: a declaration that changes a verdict is graded state, and is dropped.
+    """
+
+    def patch(self, episode: Any, path: Sequence[str], value: Any) -> None: ...
+
+
 class Closes(Protocol):
     """Optional: release an episode verimut no longer holds (a remote worker calls it when a handle is dropped)."""
 
@@ -160,6 +185,13 @@ class Closes(Protocol):
 #                               itself, where the state cannot be forked (a browser session on a live instance).
 #                               verimut snapshots the episode after each such verdict and errs the cell if it
 #                               changed; kept episodes are released through `close` when dropped
+#   contracts: Mapping[str, str] task kind -> EFFECT or GOAL (a kind not named is EFFECT)
+#   assigned_keys: Sequence[str] collection globs whose new records get keys the benchmark assigns in creation
+#                               order (a new email's id): the oracle matches new records there by content
+#   trace_args: Mapping[str, Sequence[str]]  tool -> its arguments that leave no trace in the state (an
+#                               invitation's address): two runs that differ there differ in effect
+#   target_args: Sequence[str]  argument names that say whom or what a write acts on (besides the built-in
+#                               ones: recipient, user, channel, id, ...): a value read for one is pinned
 
 
 @dataclass(frozen=True)
@@ -178,11 +210,17 @@ class Adapter:
     form: Callable[[str], FormFacts] | None = None
     close: Callable[[Any], None] | None = None
     kind: Callable[[str], str] | None = None
+    reads_trace: Callable[[str], bool] | None = None
+    patch: Callable[[Any, Sequence[str], Any], None] | None = None
     grammar: str = "api"
     concurrency: int | None = None
     markers: frozenset[str] = frozenset()
     swap_suites: tuple[str, ...] = ()
     grades_in_place: bool = False
+    contracts: Mapping[str, str] = field(default_factory=dict)
+    assigned_keys: tuple[str, ...] = ()
+    trace_args: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    target_args: frozenset[str] = frozenset()
 
     @property
     def name(self) -> str:
@@ -228,13 +266,26 @@ class Adapter:
         return self.bench.verify(episode, run)
 
 
-CAPABILITIES = ("fork", "verify_as", "explain", "verifier_source", "form", "close", "kind")
+CAPABILITIES = ("fork", "verify_as", "explain", "verifier_source", "form", "close", "kind", "reads_trace", "patch")
 USER = "user"  # the kind of every task of an adapter without `kind`
 
 
 def kind_of(bench: Adapter, task: str) -> str:
     """The task's kind: the adapter's answer, or "user" when it declares no kinds."""
     return bench.kind(task) if bench.kind is not None else USER
+
+
+def contract_of(bench: Adapter, kind: str) -> str:
+    """The contract of a task kind: what the adapter declares for it, EFFECT when it declares none."""
+    return bench.contracts.get(kind, EFFECT)
+
+
+def _contracts(bench: Any) -> dict[str, str]:
+    found = dict(getattr(bench, "contracts", None) or {})
+    for kind, contract in found.items():
+        if contract not in CONTRACTS:
+            raise AuditError(f"{bench.name}: contract {contract!r} of kind {kind!r} is not one of {', '.join(CONTRACTS)}")
+    return found
 
 
 def resolve(bench: Benchmark | Adapter) -> Adapter:
@@ -252,6 +303,7 @@ def resolve(bench: Benchmark | Adapter) -> Adapter:
     markers = frozenset(getattr(bench, "markers", None) or ())
     swap_suites = tuple(getattr(bench, "swap_suites", None) or ())
     grades_in_place = getattr(bench, "grades_in_place", False) is True
+    trace_args = getattr(bench, "trace_args", None) or {}
     return Adapter(
         bench,
         grammar=grammar,
@@ -259,5 +311,9 @@ def resolve(bench: Benchmark | Adapter) -> Adapter:
         markers=markers,
         swap_suites=swap_suites,
         grades_in_place=grades_in_place,
+        contracts=_contracts(bench),
+        assigned_keys=tuple(getattr(bench, "assigned_keys", None) or ()),
+        trace_args={str(tool): tuple(args) for tool, args in trace_args.items()},
+        target_args=frozenset(getattr(bench, "target_args", None) or ()),
         **found,
     )

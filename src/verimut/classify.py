@@ -13,6 +13,8 @@ def classify(
     verdict: bool | None,
     same_as_reference: bool,
     alternative: bool = False,
+    obscure: bool = False,
+    weak_pin: bool = False,
 ) -> Outcome:
     """The rule, in order of precedence.
 
@@ -26,6 +28,13 @@ def classify(
     oracle confirms it ends where the reference does (up to what its family may change):
     passed is alt_pass, failed a false reject. One that ends elsewhere is no alternative
     (its writes did not commute, say): refused, with the end state as the reason.
+
+    `obscure`: the end state is not the reference's, yet nothing the benchmark observes tells them apart
+    (a raw difference none of its reads reveals; equal states whose writes differ for a verifier that
+    grades the calls; equal states that a read tells apart through what is not compared). Such a fault is
+    no wrong effect (passed: harmless) and no correct run either (failed: rejected, never a false reject);
+    such an alternative run is none (refused). `weak_pin`: a fault that moved a weakly pinned value (pinned.py)
+    whose verifier passed is reported apart (weak_pin_accept), never as a confirmed false accept.
     """
     if refused:
         return Outcome.REFUSED
@@ -38,12 +47,14 @@ def classify(
     if verdict is None:
         return Outcome.ERROR
     if alternative:
-        if not same_as_reference:
+        if not same_as_reference or obscure:
             return Outcome.REFUSED
         return Outcome.ALT_PASS if verdict else Outcome.FALSE_REJECT
-    if same_as_reference:
-        return Outcome.HARMLESS if verdict else Outcome.FALSE_REJECT
-    return Outcome.FALSE_ACCEPT if verdict else Outcome.REJECTED
+    if same_as_reference or obscure:
+        return Outcome.HARMLESS if verdict else (Outcome.REJECTED if obscure else Outcome.FALSE_REJECT)
+    if verdict:
+        return Outcome.WEAK_PIN_ACCEPT if weak_pin else Outcome.FALSE_ACCEPT
+    return Outcome.REJECTED
 
 
 def classify_swap(*, delivered: bool, verdict: bool | None, effect_present: bool) -> Outcome:

@@ -21,6 +21,7 @@ import msgspec
 
 from verimut import forms
 from verimut.alternatives import RESTORE, SAME_READS, reads_kept
+from verimut.oracle import NEW
 from verimut.pinned import ValueIndex, pins, vary
 from verimut.registry import Registry
 from verimut.run import Action, Run
@@ -80,6 +81,10 @@ class FaultContext(msgspec.Struct, frozen=True):
     reads: tuple[bool, ...] = ()
     # Reads of the suite's other tasks this run does not make, one per tool, argument-free first.
     other_reads: tuple[Borrowed, ...] = ()
+    # The task kind's contract (benchmark.EFFECT or GOAL): a goal's wrong-value varies only what its text fixes.
+    contract: str = "effect"
+    # The adapter's own target argument names (pinned.TARGET_WORDS has the common ones).
+    targets: frozenset[str] = frozenset()
 
     def write_positions(self) -> list[int]:
         return [i for i, w in enumerate(self.writes) if w]
@@ -108,6 +113,13 @@ USES_CENSUS = {"extra-ni", "alt-idem"}
 USES_OUT_OF_SCOPE = {"extra-oos"}
 # Families that borrow reads from the suite's other tasks.
 USES_SUITE_READS = {"alt-reads"}
+# Families that plant a side effect (a write the task never asked for): they test the frame condition, which
+# a goal-contract verifier does not promise (benchmark.GOAL), so they are refused on its tasks.
+FRAME = {"extra", "extra-ni", "extra-oos", "extra-field"}
+GOAL_REFUSAL = Refusal(
+    "a goal-contract verifier decides whether a goal was reached in a state that may hold other effects:"
+    " a side effect is not its to reject"
+)
 
 
 def family(name: str, grammars: tuple[str, ...] = ("api",), kind: str = FAULT) -> Callable[[Operator], Operator]:
@@ -198,7 +210,8 @@ def wrong_value(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
     """
     if ctx.form is not None:
         return form_wrong_value(run, ctx)
-    found = pins(run, ctx.writes, ctx.outputs, ctx.instruction)
+    goal = ctx.contract == "goal"
+    found = pins(run, ctx.writes, ctx.outputs, ctx.instruction, goal=goal, targets=ctx.targets)
     if not found:
         return _NO_WRITE
     edits: list[Edit] = []
@@ -220,6 +233,9 @@ def wrong_value(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
         if varied.synthesized:
             why = f"synthesized: no other value of its kind in the start state; {why}"
             detail["synthesized"] = True
+        if pin.weak is not None:
+            why = f"{why}; a weak pin: {pin.weak}"
+            detail["weak_pin"] = pin.weak
         edits.append(
             Edit(
                 f"{pin.action}.{pin.arg}",
@@ -232,6 +248,8 @@ def wrong_value(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
         return edits
     unpinned = sum(1 for p in found if p.source is None)
     reason = f"no pinned written value ({unpinned} unpinned argument(s) left alone)"
+    if goal:
+        reason = f"the goal's text fixes no written value ({unpinned} argument(s) it leaves open)"
     if unmoved:
         reason = f"no other legal value for the pinned argument(s) {', '.join(unmoved)}"
     return Refusal(reason)
@@ -305,7 +323,8 @@ def extra_oos(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
         )
     edits: dict[str, Edit] = {}
     for c in ctx.out_of_scope:
-        variant = f"{c.action.name}@{c.touches[0]}"
+        # The collection as the state names it (an assigned-key collection's new records are apart in diffs).
+        variant = f"{c.action.name}@{c.touches[0].removesuffix(NEW)}"
         if variant in edits:
             continue
         edits[variant] = Edit(

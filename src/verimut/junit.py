@@ -26,7 +26,9 @@ from verimut.records import Cell, CellResult, Manifest, Outcome
 
 _FAILURE = (*evidence.CONFIRMED, Outcome.FALSE_REJECT.value)
 _ERROR = (Outcome.ERROR.value, Outcome.CONTROL_FAIL.value)
-_SKIPPED = (Outcome.REFUSED.value, Outcome.INCOMPLETE.value)
+# A repeated run is scored (and reported) once, under its first cell; a weak pin's acceptance is reported
+# apart from the findings (pinned.py), so neither fails the suite.
+_SKIPPED = (Outcome.REFUSED.value, Outcome.INCOMPLETE.value, Outcome.SAME_RUN.value, Outcome.WEAK_PIN_ACCEPT.value)
 # XML 1.0 cannot carry most control characters, which a traceback or a record may hold.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 

@@ -20,13 +20,15 @@ from typing import Any, Protocol, TypeVar
 
 import msgspec
 
-from verimut import __version__, forms, oos, oracle
-from verimut.benchmark import Adapter, Benchmark, kind_of
+from verimut import __version__, declared, forms, oos, oracle
+from verimut.benchmark import GOAL, Adapter, Benchmark, contract_of, kind_of
 from verimut.census import CensusEntry, idempotence
 from verimut.errors import AuditError
 from verimut.faults import (
     CONTROL,
     FAMILIES,
+    FRAME,
+    GOAL_REFUSAL,
     USES_CENSUS,
     USES_OUT_OF_SCOPE,
     USES_SUITE_READS,
@@ -39,7 +41,7 @@ from verimut.pairs import SWAP, grid, stored
 from verimut.pinned import index_values, pin_source, pins
 from verimut.records import ARMS, Cell, Manifest, TaskFacts, cell_id, content_hash
 from verimut.replay import replay
-from verimut.run import Run
+from verimut.run import Action, Run
 
 _T = TypeVar("_T")
 _R = TypeVar("_R")
@@ -65,6 +67,9 @@ class References(msgspec.Struct):
     ends: dict[str, Any]
     errors: dict[str, str | None]
     masks: list[str]
+    # Declared telemetry and masks a verifier grades: pattern -> the first task (in task order) that grades it.
+    graded: dict[str, str] = {}
+    untested: list[str] = []  # declarations no task's check could flip (or the adapter cannot fork and patch)
 
 
 class _Replayed(msgspec.Struct):
@@ -76,9 +81,10 @@ class _Replayed(msgspec.Struct):
     end: Any
     error: str | None
     masks: list[str]
+    checked: declared.Checked
 
 
-def _replayed(bench: Benchmark, task: str) -> _Replayed:
+def _replayed(bench: Adapter, task: str) -> _Replayed:
     episode = bench.reset(task)
     run = bench.reference(task, episode)
     first, second = replay(bench, task, run), replay(bench, task, run)
@@ -86,21 +92,33 @@ def _replayed(bench: Benchmark, task: str) -> _Replayed:
     a = oracle.apply_patterns(oracle.collections(first.end), bench.telemetry)
     b = oracle.apply_patterns(oracle.collections(second.end), bench.telemetry)
     masks = sorted(oracle.find_masks(a, b))
-    return _Replayed(run, tuple(s.output for s in first.steps), first.start, first.end, error, masks)
+    declarations = [*bench.telemetry, *masks]
+    if error is None:
+        checked = declared.graded(bench, task, first.episode, run, first.end, declarations, masks, second.end)
+    else:
+        checked = declared.Checked(untested=declarations, error=f"its reference run raised ({error})")
+    return _Replayed(run, tuple(s.output for s in first.steps), first.start, first.end, error, masks, checked)
 
 
-def references(
-    bench: Benchmark, tasks: Sequence[str], tick: Callable[[str], None], each: Each = serially
-) -> References:
-    """Replay every reference run twice; what differs between the two replays is masked."""
+def references(bench: Adapter, tasks: Sequence[str], tick: Callable[[str], None], each: Each = serially) -> References:
+    """Replay every reference run twice; what differs between the two replays is masked. Each declared
+    telemetry pattern and mask is checked on each reference end state (declared.py)."""
     refs = References({}, {}, {}, {}, {}, [])
     masks: set[str] = set()
+    tested: set[str] = set()
+    declarations: set[str] = set(bench.telemetry)
     for task, r in zip(tasks, each(lambda t: _replayed(bench, t), tasks), strict=True):
         refs.runs[task], refs.starts[task], refs.ends[task] = r.run, r.start, r.end
         refs.outputs[task], refs.errors[task] = r.outputs, r.error
         masks.update(r.masks)
+        declarations.update(r.masks)
+        for p in r.checked.graded:
+            refs.graded.setdefault(p, task)
+        if r.checked.error is None:
+            tested.update(p for p in [*bench.telemetry, *r.masks] if p not in r.checked.untested)
         tick(task)
     refs.masks = sorted(masks)
+    refs.untested = sorted(declarations - tested)
     return refs
 
 
@@ -112,10 +130,12 @@ def _reference(bench: Benchmark, task: str) -> Run | None:
 
 
 class Library(msgspec.Struct):
-    """What the audited tasks' suites offer to borrow: their writes (extra-oos) and reads (alt-reads)."""
+    """What the audited tasks' suites offer to borrow: their writes (extra-oos) and reads (alt-reads), and the
+    reads the oracle observes end states through (every distinct read of the suite; empty without `fork`)."""
 
     writes: dict[str, list[oos.Candidate]] | None
     reads: dict[str, list[oos.Candidate]]
+    observers: dict[str, list[Action]] = {}
 
 
 def _library(bench: Adapter, tasks: Sequence[str], refs: References, families: Sequence[str]) -> Library:
@@ -125,7 +145,7 @@ def _library(bench: Adapter, tasks: Sequence[str], refs: References, families: S
     cells are the same whichever tasks are audited with it. A task not audited costs a reset (no replay).
     """
     wanted = set(families)
-    if not (USES_OUT_OF_SCOPE | USES_SUITE_READS) & wanted:
+    if not (USES_OUT_OF_SCOPE | USES_SUITE_READS) & wanted and bench.fork is None:
         return Library(None, {})
     suites = {oos.suite_of(t) for t in tasks}
     runs: dict[str, Run] = {}
@@ -135,9 +155,13 @@ def _library(bench: Adapter, tasks: Sequence[str], refs: References, families: S
         run = refs.runs.get(t) or _reference(bench, t)
         if run is not None:
             runs[t] = run
+    is_read = {t: [bench.is_read(a) for a in r.actions] for t, r in runs.items()}
     writes = oos.library(runs, {t: [bench.is_write(a) for a in r.actions] for t, r in runs.items()})
-    reads = oos.reads(runs, {t: [bench.is_read(a) for a in r.actions] for t, r in runs.items()})
-    return Library(writes if USES_OUT_OF_SCOPE & wanted else None, reads if USES_SUITE_READS & wanted else {})
+    reads = oos.reads(runs, is_read)
+    observers = oos.observers(runs, is_read) if bench.fork is not None else {}
+    return Library(
+        writes if USES_OUT_OF_SCOPE & wanted else None, reads if USES_SUITE_READS & wanted else {}, observers
+    )
 
 
 def _out_of_scope(
@@ -147,8 +171,10 @@ def _out_of_scope(
     if refs.errors[task] is not None:
         return (), 0
     run = refs.runs[task]
-    effect = oracle.compare(refs.starts[task], refs.ends[task], ignore)
-    kept, tried = oos.trial(bench, task, run, oos.candidates(task, run, lib), effect, refs.ends[task], ignore)
+    effect = oracle.compare(refs.starts[task], refs.ends[task], ignore, base=refs.starts[task])
+    kept, tried = oos.trial(
+        bench, task, run, oos.candidates(task, run, lib), effect, refs.ends[task], ignore, refs.starts[task]
+    )
     return tuple(kept), tried
 
 
@@ -173,6 +199,7 @@ def _fault_cells(
     by_action = {e.action: e.non_idempotent for e in census}
     raises = {e.action for e in census if e.repeat_error is not None}
     outputs = refs.outputs[task]
+    contract = contract_of(bench, kind_of(bench, task))
     ctx = FaultContext(
         writes=writes,
         outputs=outputs + ("",) * (len(run.actions) - len(outputs)),
@@ -185,17 +212,23 @@ def _fault_cells(
         repeat_raises=tuple(i in raises for i in range(len(run.actions))),
         reads=tuple(bench.is_read(a) for a in run.actions),
         other_reads=borrowed,
+        contract=contract,
+        targets=bench.target_args,
     )
     unpinned = [f"#{p.action}.{p.arg}" for p in pins(run, writes, ctx.outputs, ctx.instruction) if p.source is None]
     cells = [Cell(cell_id(task, CONTROL, "-"), task, CONTROL, "-", run, "the unedited reference run")]
+    first: dict[bytes, str] = {oracle.canonical(run): cells[0].cell_id}
     for fam in families:
-        result = FAMILIES[fam](run, ctx)
+        result = GOAL_REFUSAL if contract == GOAL and fam in FRAME else FAMILIES[fam](run, ctx)
         if isinstance(result, Refusal):
             cells.append(Cell(cell_id(task, fam, "-"), task, fam, "-", None, result.reason))
             continue
         for edit in result:
+            cid = cell_id(task, fam, edit.variant)
+            # One count per distinct run: a run an earlier cell of the task already has is scored there.
+            same = first.setdefault(oracle.canonical(edit.run), cid)
             cells.append(
-                Cell(cell_id(task, fam, edit.variant), task, fam, edit.variant, edit.run, edit.note, edit.detail)
+                Cell(cid, task, fam, edit.variant, edit.run, edit.note, edit.detail, None if same == cid else same)
             )
     return census, unpinned, cells, tried
 
@@ -223,7 +256,7 @@ class _Facts(msgspec.Struct):
 def _facts(
     bench: Adapter, task: str, refs: References, ignore: list[str], arm: str, families: Sequence[str], lib: Library
 ) -> _Facts:
-    effect = oracle.compare(refs.starts[task], refs.ends[task], ignore)
+    effect = oracle.compare(refs.starts[task], refs.ends[task], ignore, base=refs.starts[task])
     digest = hashlib.sha256(oracle.canonical(refs.starts[task])).hexdigest()[:16]
     census: list[CensusEntry] = []
     unpinned: list[str] = []
@@ -246,6 +279,7 @@ def _facts(
         form,
         out_of_scope_tried=tried,
         kind=kind_of(bench, task),
+        contract=contract_of(bench, kind_of(bench, task)),
     )
     return _Facts(facts, cells)
 
@@ -263,7 +297,10 @@ def build(
     if arm not in ARMS:
         raise AuditError(f"unknown arm {arm!r} (known: {', '.join(ARMS)})")
     refs = references(bench, tasks, tick, each)
-    ignore = [*bench.telemetry, *refs.masks]
+    telemetry = [p for p in bench.telemetry if p not in refs.graded]
+    masks = [p for p in refs.masks if p not in refs.graded]
+    assigned = list(bench.assigned_keys)
+    ignore = [*telemetry, *masks, *(f"{glob}[{oracle.ASSIGNED}]" for glob in assigned)]
     lib = _library(bench, tasks, refs, families if arm == "fault" else ())
     facts: dict[str, TaskFacts] = {}
     cells: list[Cell] = []
@@ -282,10 +319,15 @@ def build(
         version=bench.version,
         provenance=dict(bench.provenance()),
         families=list(families) if arm == "fault" else [SWAP],
-        telemetry=list(bench.telemetry),
-        masks=refs.masks,
+        telemetry=telemetry,
+        masks=masks,
         tasks=facts,
         cells=cells,
         arm=arm,
+        graded=refs.graded,
+        unchecked=refs.untested,
+        observers={suite: lib.observers[suite] for suite in sorted({oos.suite_of(t) for t in tasks}) if suite in lib.observers},
+        assigned_keys=assigned,
+        trace_args={tool: list(args) for tool, args in sorted(bench.trace_args.items())},
     )
     return msgspec.structs.replace(m, content_hash=content_hash(stored(m)))

@@ -64,6 +64,19 @@ def reads(runs: Mapping[str, Run], is_read: Mapping[str, Sequence[bool]]) -> dic
     return {s: sorted(found.values(), key=lambda c: bool(c.action.args)) for s, found in out.items()}
 
 
+def observers(runs: Mapping[str, Run], is_read: Mapping[str, Sequence[bool]]) -> dict[str, list[Action]]:
+    """Per suite, every distinct read (by name and arguments) of its tasks' runs, argument-free ones first: the
+    reads an end state is observed through (oracle.observed). A list-everything read reveals most differences,
+    so putting those first ends most observations at the first read."""
+    out: dict[str, dict[bytes, Action]] = {}
+    for task, run in runs.items():
+        seen = out.setdefault(suite_of(task), {})
+        for action, read in zip(run.actions, is_read[task]):
+            if read:
+                seen.setdefault(_key(action), action)
+    return {s: sorted(found.values(), key=lambda a: bool(a.args)) for s, found in out.items()}
+
+
 def borrowed_reads(task: str, run: Run, lib: Mapping[str, Sequence[Candidate]]) -> list[Candidate]:
     """The suite's reads of tools this task's own run does not call."""
     own = {a.name for a in run.actions}
@@ -128,6 +141,7 @@ def trial(
     effect: Sequence[oracle.CollectionDiff],
     reference_end: Any,
     ignore: Sequence[str],
+    start: Any = None,
 ) -> tuple[list[OutOfScope], int]:
     """Execute candidates after the task's reference run; keep those that change something outside its effect.
 
@@ -169,7 +183,7 @@ def trial(
         except Exception:  # noqa: BLE001  (a call the benchmark refuses in this world is no candidate)
             step = None
         if step is not None and step.error is None:
-            change = oracle.compare(reference_end, bench.snapshot(episode), ignore)
+            change = oracle.compare(reference_end, bench.snapshot(episode), ignore, base=start)
             if change and outside(change, effect):
                 kept.append(
                     OutOfScope(

@@ -118,6 +118,11 @@ def _walk(node: Any, path: str, out: dict[str, Collection]) -> None:
 #   "inbox.emails[*].read"          one field of every record of a collection
 #   "travel.reservation[start_time]" one record of a keyed collection
 #   "files[#]"                      a keyed collection's keys (generated ids): compare as a multiset
+#   "inbox.emails[+]"               keys the benchmark assigns in creation order: records the base state (a
+#                                   run's start) lacks move to "inbox.emails (new)", a multiset of their content
+#                                   (ids aside), so creating the same records in another order is the same
+#                                   effect; records the base holds keep their keys
+ASSIGNED = "+"
 
 
 def _split(pattern: str) -> tuple[str, str | None, str | None]:
@@ -130,8 +135,33 @@ def _split(pattern: str) -> tuple[str, str | None, str | None]:
     return coll, key, field
 
 
-def apply_patterns(colls: Mapping[str, Collection], patterns: Iterable[str]) -> dict[str, Collection]:
-    """Drop what the patterns name. Returns new collections; the input is not changed."""
+def _content_key(record: Any) -> bytes:
+    if isinstance(record, dict):
+        return canonical({f: v for f, v in record.items() if f not in _ID_FIELDS})
+    return canonical(record)
+
+
+NEW = " (new)"  # the suffix of the collection holding an assigned-key collection's new records
+
+
+def _split_new(coll: Collection, known: Collection | None) -> tuple[Collection, Collection]:
+    """The records `known` (the base's) holds, keyed as they are, and the others as a multiset of their content
+    (id fields left out): what the benchmark numbered in creation order is matched by what it holds."""
+    held = known.records if known is not None and known.keyed else {}
+    kept = {k: r for k, r in coll.records.items() if k in held}
+    new = [
+        {f: v for f, v in r.items() if f not in _ID_FIELDS} if isinstance(r, dict) else r
+        for k, r in coll.records.items()
+        if k not in held
+    ]
+    new.sort(key=canonical)
+    return Collection(True, kept), Collection(False, {str(i): r for i, r in enumerate(new)})
+
+
+def apply_patterns(
+    colls: Mapping[str, Collection], patterns: Iterable[str], base: Mapping[str, Collection] | None = None
+) -> dict[str, Collection]:
+    """Drop what the patterns name (and re-key what `[+]` names, against `base`). Returns new collections."""
     parsed = [_split(p) for p in patterns]
     out: dict[str, Collection] = {}
     for path, coll in colls.items():
@@ -142,7 +172,7 @@ def apply_patterns(colls: Mapping[str, Collection], patterns: Iterable[str]) -> 
             out[path] = coll
             continue
         keyed = coll.keyed and ("#", None) not in rules
-        drop_keys = {key for key, field in rules if field is None and key not in ("*", "#")}
+        drop_keys = {key for key, field in rules if field is None and key not in ("*", "#", ASSIGNED)}
         drop_fields = {field for key, field in rules if field is not None}
         records: dict[str, Any] = {}
         for key, rec in coll.records.items():
@@ -153,7 +183,12 @@ def apply_patterns(colls: Mapping[str, Collection], patterns: Iterable[str]) -> 
             records[key] = rec
         if not keyed:
             records = {str(i): r for i, r in enumerate(records.values())}
-        out[path] = Collection(keyed, records)
+        coll = Collection(keyed, records)
+        if (ASSIGNED, None) in rules and keyed:
+            coll, new = _split_new(coll, (base or {}).get(path))
+            if new.records:
+                out[path + NEW] = new
+        out[path] = coll
     return out
 
 
@@ -232,10 +267,23 @@ def _diff_multiset(path: str, ca: Collection, cb: Collection) -> CollectionDiff 
     return CollectionDiff(path, added, removed, reordered=not added and not removed)
 
 
-def compare(a: Any, b: Any, ignore: Iterable[str]) -> list[CollectionDiff]:
-    """Diff two snapshots, leaving out what `ignore` names (telemetry and masks)."""
+def compare(a: Any, b: Any, ignore: Iterable[str], base: Any = None) -> list[CollectionDiff]:
+    """Diff two snapshots, leaving out what `ignore` names (telemetry and masks). `base` is the state both
+    started from (a task's clean start): the records it holds keep their assigned keys (`[+]` patterns)."""
     patterns = list(ignore)
-    return diff(apply_patterns(collections(a), patterns), apply_patterns(collections(b), patterns))
+    known = _base(base) if base is not None and any(f"[{ASSIGNED}]" in p for p in patterns) else None
+    return diff(apply_patterns(collections(a), patterns, known), apply_patterns(collections(b), patterns, known))
+
+
+_last_base: tuple[Any, dict[str, Collection]] | None = None
+
+
+def _base(snapshot: Any) -> dict[str, Collection]:
+    """collections(snapshot), kept for the last snapshot asked for: a task's cells all share its start."""
+    global _last_base
+    if _last_base is None or _last_base[0] is not snapshot:
+        _last_base = (snapshot, collections(snapshot))
+    return _last_base[1]
 
 
 # --- is one effect part of another ------------------------------------------------------
@@ -358,3 +406,57 @@ def substitute(value: Any, texts: Mapping[str, str]) -> Any:
     if isinstance(value, dict):
         return {substitute(k, texts): substitute(v, texts) for k, v in value.items()}
     return value
+
+
+# --- effects that live in the trace -------------------------------------------------------
+
+
+def _calls(actions: Iterable[Any], args_of: Any) -> Counter[bytes]:
+    return Counter(canonical([a.name, args_of(a)]) for a in actions)
+
+
+def trace_differs(reference: Sequence[Any], run: Sequence[Any], trace_args: Mapping[str, Sequence[str]]) -> list[str]:
+    """The write calls whose trace-only arguments (`trace_args`: tool -> arguments the state keeps no record
+    of, such as an invitation's address) differ between two runs' writes, as a multiset: what one run
+    sends that the other does not. Empty: the same trace effects. Order aside (writes that commute)."""
+    wanted = [a for a in reference if a.name in trace_args]
+    made = [a for a in run if a.name in trace_args]
+    if not wanted and not made:
+        return []
+
+    def args_of(a: Any) -> dict[str, Any]:
+        return {k: a.args.get(k) for k in trace_args[a.name]}
+
+    ref, got = _calls(wanted, args_of), _calls(made, args_of)
+    out = [f"calls {msgspec.json.decode(x)} that the reference does not" for x in (got - ref).elements()]
+    out += [f"does not call {msgspec.json.decode(x)} as the reference does" for x in (ref - got).elements()]
+    return out
+
+
+def writes_differ(reference: Sequence[Any], run: Sequence[Any]) -> bool:
+    """Whether two runs' writes differ as a multiset of calls (name and arguments)."""
+    return _calls(reference, lambda a: a.args) != _calls(run, lambda a: a.args)
+
+
+def _texts(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value] if len(value.strip()) >= 3 else []
+    if isinstance(value, list):
+        return [t for v in value for t in _texts(v)]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in _texts(v)]
+    return []
+
+
+def shown(effect: Sequence[CollectionDiff], outputs: Sequence[str]) -> bool:
+    """Whether some read's output shows each part of a difference: every text value of an added or removed
+    record, or every old text value of a changed record, in one output. A read that shows them and returns
+    the same on both ends cannot see the difference; a record no output shows was not looked at."""
+    parts: list[list[str]] = []
+    for d in effect:
+        for item in (*d.added, *d.removed):
+            parts.append(_texts(item["record"] if is_keyed_item(item) else item))
+        parts += [_texts([old for old, _ in ch.fields.values()]) for ch in d.changed]
+    if not parts:
+        return False
+    return all(texts and any(all(t in out for t in texts) for out in outputs) for texts in parts)

@@ -5,6 +5,20 @@ reference run returned, or is a number; a boolean is pinned when the instruction
 argument ("make it recurring" pins `recurring`). Only pinned values are varied by wrong-value:
 a verifier that accepts another free-text subject is right to.
 
+How strongly (`weakness`; docs/method.md#pin-sources). A value can coincide with a read or with a word
+of the instruction without the task asking for it: banking/user_task_11's reference writes the subject
+'VAT' because the instruction explains the payment with that word, and banking/user_task_15's refund
+date is a date a read happens to hold; neither instruction asks for a subject or a date. So a pin is weak
+when the argument is not one the instruction asks about: not a target (whom or what the write acts on:
+a recipient, a user, a channel, an id; `TARGET_WORDS`), not named by the instruction ("the subject should
+be..."), and its value is neither quoted there nor a datum (digits, an address, several words). A read
+that a target's value comes from is one the instruction points at (workspace/user_task_25: "each person
+mentioned in the TODO list"), so that pin is strong. A weak pin's findings are reported apart.
+
+A goal-contract task (`GOAL`) is judged on the goal's own text: a value is pinned only when that text
+fixes it (quotes it, names its argument, or states a number other than as a bound: "no more than $10,000"
+is a cap, "as much as possible" no number at all).
+
 Another value comes from the start state when it holds one of the same kind; failing that a
 number, date or time moves by one step, a boolean flips, and any other string is synthesized
 in the same shape (`synthesize`).
@@ -31,12 +45,88 @@ _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
 
 class ArgPin(msgspec.Struct, frozen=True):
-    """One argument of one write in a run, and where its value is pinned from (None: not pinned)."""
+    """One argument of one write in a run, and where its value is pinned from (None: not pinned).
+
+    `weak`: why the pin is only weak (None: it is strong, or the value is not pinned)."""
 
     action: int
     arg: str
     value: Any
     source: str | None
+    weak: str | None = None
+
+
+# Words of an argument's name that make it a target: whom or what the write acts on. A task that asks for
+# the write asks for its target, however the instruction words it ("send them", "each person").
+TARGET_WORDS = frozenset(
+    {
+        "recipient", "recipients", "to", "cc", "bcc", "user", "users", "member", "channel", "iban", "account",
+        "email", "emails", "participant", "participants", "id", "ids", "contact", "contacts", "hotel",
+        "restaurant", "company", "path", "file", "folder", "dir", "directory", "destination", "source",
+    }
+)  # fmt: skip
+_NAME_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+_QUOTED = re.compile(r"'([^']+)'|\"([^\"]+)\"|‘([^’]+)’|“([^”]+)”")
+_NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?")
+_BOUND = re.compile(r"(no more than|not more than|at most|up to|less than|under|maximum|max\.?|not exceed\w*)\W*$", re.I)
+
+
+def is_target(arg: str, extra: frozenset[str] = frozenset()) -> bool:
+    """Whether an argument names whom or what its write acts on (any word of its name in TARGET_WORDS or `extra`)."""
+    words = {w.lower() for w in _NAME_WORD.findall(arg)}
+    return arg in extra or bool(words & (TARGET_WORDS | extra))
+
+
+def _quoted(text: str, value: str) -> bool:
+    return any(value in (g for g in m.groups() if g) for m in _QUOTED.finditer(text))
+
+
+def _datum(value: str) -> bool:
+    """A value that reads as a stated datum, not a word in passing: digits, an address, several words."""
+    return any(c.isdigit() for c in value) or "@" in value or len(value.split()) > 1
+
+
+def states_number(text: str, value: float) -> bool:
+    """Whether `text` states `value` (10000 as "10,000" too), other than as a bound ("no more than $10,000")."""
+    for m in _NUMBER.finditer(text):
+        try:
+            n = float(m.group().replace(",", ""))
+        except ValueError:
+            continue
+        if n == value and not _BOUND.search(text[max(0, m.start() - 24) : m.start()].rstrip("$€£ ")):
+            return True
+    return False
+
+
+def weakness(pin: ArgPin, instruction: str, targets: frozenset[str] = frozenset()) -> str | None:
+    """Why a pinned string value is only weakly pinned (None: strongly, or not a string, or not pinned)."""
+    value = pin.value[0] if isinstance(pin.value, list) and len(pin.value) == 1 else pin.value
+    if pin.source is None or not isinstance(value, str) or is_target(pin.arg, targets):
+        return None
+    if _names(instruction, pin.arg):
+        return None
+    if pin.source == "instruction":
+        if _quoted(instruction, value) or _datum(value):
+            return None
+        return f"the instruction uses the word {value!r} but never asks for a {' '.join(arg_words(pin.arg)) or pin.arg}"
+    return f"only {pin.source} holds it, and the instruction never asks for a {' '.join(arg_words(pin.arg)) or pin.arg}"
+
+
+def goal_source(value: Any, goal: str, arg: str, read_source: str | None) -> str | None:
+    """Where a goal-contract task's goal text fixes `value` (None: the goal leaves it open)."""
+    if isinstance(value, bool):
+        return f"goal names {' '.join(arg_words(arg))!r}" if _names(goal, arg) else None
+    if isinstance(value, (int, float)):
+        return "goal states the number" if states_number(goal, value) else None
+    if isinstance(value, list):
+        found = [goal_source(v, goal, arg, read_source) for v in value]
+        return next((f for f in found if f is not None), None)
+    if isinstance(value, str):
+        if _mentions(goal, value):
+            return "goal"
+        if read_source is not None and (_names(goal, arg) or is_target(arg)):
+            return f"{read_source}, for a {arg} the goal asks about"
+    return None
 
 
 def _mentions(text: str, value: str) -> bool:
@@ -87,15 +177,32 @@ def pin_source(value: Any, instruction: str, reads: Sequence[tuple[int, str, str
     return None
 
 
-def pins(run: Run, writes: Sequence[bool], outputs: Sequence[str], instruction: str) -> list[ArgPin]:
-    """Every argument of every write in `run`, with its pin source."""
+def pins(
+    run: Run,
+    writes: Sequence[bool],
+    outputs: Sequence[str],
+    instruction: str,
+    goal: bool = False,
+    targets: frozenset[str] = frozenset(),
+) -> list[ArgPin]:
+    """Every argument of every write in `run`, with its pin source and, for a weak pin, why it is weak.
+
+    `goal`: the instruction is a goal-contract task's goal; only what its text fixes is pinned (`goal_source`).
+    """
     out: list[ArgPin] = []
     for i, action in enumerate(run.actions):
         if not writes[i]:
             continue
         reads = [(j, run.actions[j].name, outputs[j]) for j in range(i) if not writes[j]]
         for arg, value in action.args.items():
-            out.append(ArgPin(i, arg, value, pin_source(value, instruction, reads, arg)))
+            source = pin_source(value, instruction, reads, arg)
+            if goal:
+                read = source if source is not None and source.startswith("read") else None
+                pin = ArgPin(i, arg, value, goal_source(value, instruction, arg, read))
+            else:
+                pin = ArgPin(i, arg, value, source)
+                pin = msgspec.structs.replace(pin, weak=weakness(pin, instruction, targets))
+            out.append(pin)
     return out
 
 

@@ -16,7 +16,7 @@ import msgspec
 from verimut import forms, oracle
 from verimut.census import CensusEntry
 from verimut.faults import CONTROL
-from verimut.run import Run
+from verimut.run import Action, Run
 
 
 class Outcome(StrEnum):
@@ -36,6 +36,12 @@ class Outcome(StrEnum):
     # An alternative run (a correct run by another route, faults.ALTERNATIVE families) the verifier
     # passes; one it fails is a FALSE_REJECT.
     ALT_PASS = "alt_pass"
+    # A cell whose edited run equals an earlier cell's of the same task (extra-ni's runs are extra's): not
+    # scored again, and counted once, under the earlier cell (`Cell.same_run_as`).
+    SAME_RUN = "same_run"
+    # wrong-value moved a value pinned only weakly (read, for an argument the instruction never asks about:
+    # pinned.py), and the verifier passed: reported apart from the confirmed false accepts, never in a headline.
+    WEAK_PIN_ACCEPT = "weak_pin_accept"
 
 
 # --- the manifest ------------------------------------------------------------------------------
@@ -51,6 +57,8 @@ class Cell(msgspec.Struct, frozen=True):
     run: Run | None
     note: str
     detail: dict[str, Any] = {}
+    # The id of an earlier cell of the same task whose run is this one's: this cell is not scored again.
+    same_run_as: str | None = None
 
     @property
     def is_control(self) -> bool:
@@ -83,6 +91,8 @@ class TaskFacts(msgspec.Struct, frozen=True):
     out_of_scope_tried: int = 0
     # "user", or another kind the adapter declares (AgentDojo's "injection"): reported apart.
     kind: str = "user"
+    # What the task kind's verifier promises to decide: "effect" or "goal" (benchmark.CONTRACTS).
+    contract: str = "effect"
 
     @property
     def writes(self) -> list[str]:
@@ -104,11 +114,22 @@ class Manifest(msgspec.Struct, frozen=True):
     tasks: dict[str, TaskFacts]
     cells: list[Cell]
     arm: str = "fault"  # "fault": the fault grammar; "swap": the intent-swap census
+    # Declared telemetry and masks a verifier grades (flipping them on that task's reference end state changed
+    # its verdict): pattern -> the first such task. They are state, so `telemetry` and `masks` leave them out.
+    graded: dict[str, str] = {}
+    # Declarations the check could not test (no fork or no patch; nothing to flip on any reference end).
+    unchecked: list[str] = []
+    # Per suite, the reads the oracle observes an end state through (every distinct read of the suite's
+    # reference runs): two end states whose diff none of them reveals are the same effect (oracle.observed).
+    observers: dict[str, list[Action]] = {}
+    assigned_keys: list[str] = []
+    trace_args: dict[str, list[str]] = {}
     content_hash: str = ""
 
     @property
     def ignore(self) -> list[str]:
-        return [*self.telemetry, *self.masks]
+        """What every comparison leaves out: telemetry and masks, and the assigned keys' rule (oracle.ASSIGNED)."""
+        return [*self.telemetry, *self.masks, *(f"{glob}[{oracle.ASSIGNED}]" for glob in self.assigned_keys)]
 
 
 def cell_id(task: str, family: str, variant: str) -> str:
@@ -167,6 +188,14 @@ class Evidence(msgspec.Struct, frozen=True, omit_defaults=True):
     executor: str | None = None  # the executor could not finish the cell (timeout, dead worker)
     traceback: str | None = None  # the verifier raised
     verifier: str | None = None  # the verifier's own message
+    # A raw difference from the reference that none of the suite's reads reveals (a fault counted harmless for
+    # it): how many reads were run on a copy of each end state, all returning what they return on the reference's.
+    unobserved_through: int | None = None
+    # A read that returns other data on this end state than on the reference's (the difference is observable).
+    observed_by: str | None = None
+    # Write calls that differ from the reference's where the state keeps no record of them (trace effects).
+    trace_differs: list[str] | None = None
+    same_run_as: str | None = None  # this cell's run is that cell's: scored there
     checks: dict[str, bool] | None = None  # its per-check results, when it reports several
 
 

@@ -47,7 +47,7 @@ from verimut.faults import is_alternative
 from verimut.records import CellResult, Manifest, Outcome, TaskFacts
 from verimut.replay import Replayer
 from verimut.run import Run
-from verimut.scorer import compare_to_reference, effect_missing, outcome_of
+from verimut.scorer import Judge, effect_missing, outcome_of
 from verimut.store import Store
 
 MODULE = "repaired_verifiers.py"
@@ -248,7 +248,7 @@ def failures(checks: Sequence[Check], start: Any, end: Any, ignore: Sequence[str
     """The checks that fail from snapshot `start` to snapshot `end` (telemetry and masks ignored)."""
     if not checks:
         return []
-    diffs = {d.collection: d for d in oracle.compare(start, end, ignore)}
+    diffs = {d.collection: d for d in oracle.compare(start, end, ignore, base=start)}
     return [why for c in checks if (why := c.fails(diffs)) is not None]
 
 
@@ -276,7 +276,7 @@ def verify(
             raise AuditError(f"{adapter.name} cannot grade one task's run with another's verifier (no verify_as)")
         original = verify_as(task, episode, run)
     mine = checks.get(task, ())
-    diffs = {d.collection: d for d in oracle.compare(start, end, ignore)} if mine else {}
+    diffs = {d.collection: d for d in oracle.compare(start, end, ignore, base=start)} if mine else {}
     failed = [why for c in mine if (why := c.fails(diffs)) is not None]
     merged = dict(original.checks) if original.checks else {"verdict": original.passed}
     merged.update({str(c): c.fails(diffs) is None for c in mine})
@@ -316,7 +316,7 @@ def _candidates(m: Manifest, task: str, rows: Sequence[CellResult], ends: Mappin
         if row.family != OUT_OF_SCOPE and failures(checks, start, end, m.ignore):
             continue
         differs = {d.collection for d in row.evidence.differs_from_reference or []}
-        for d in oracle.compare(start, end, m.ignore):
+        for d in oracle.compare(start, end, m.ignore, base=start):
             if d.collection in touched and d.collection not in differs:
                 continue  # the task's own change, as the reference makes it
             if d.collection not in touched:
@@ -606,16 +606,21 @@ def ends_of(bench: Benchmark, m: Manifest, cell_ids: Sequence[str]) -> dict[str,
 def regrade(bench: Benchmark, m: Manifest, rows: Mapping[str, CellResult], module: Any) -> list[Regrade]:
     """Every cell the audit graded (faults, side effects, alternative runs), replayed and graded again
     with the repaired verifiers, by the rule the audit used (`scorer.outcome_of`)."""
-    replayer = Replayer(resolve(bench), {t: f.reference for t, f in m.tasks.items()})
+    adapter = resolve(bench)
+    replayer = Replayer(adapter, {t: f.reference for t, f in m.tasks.items()})
+    judge = Judge(adapter, m, replayer)
     out = []
     for cell in m.cells:
         row = rows.get(cell.cell_id)
         if row is None or row.verdict is None or cell.run is None or cell.run_task != cell.task:
             continue
+        replayer.reference_end(cell.task)  # before the cell's replay (scorer.Scorer._score says why)
+        if is_alternative(cell.family):
+            replayer.reference_steps(cell.task)
         done = replayer.replay(cell.task, cell.run)
+        compared = judge.compare(cell, done)
         verdict = module.verify(bench, cell.task, done.episode, cell.run, done.start)
-        steps = replayer.reference_steps(cell.task) if is_alternative(cell.family) else []
-        compared = compare_to_reference(cell, replayer.reference_end(cell.task), steps, done, m.ignore)
+        compared = judge.observe(cell, done, compared, verdict.passed)
         after = outcome_of(cell, done.failed_at is None, verdict.passed, compared)
         failed = failures(module.CHECKS.get(cell.task, []), done.start, done.end, m.ignore)
         out.append(Regrade(cell.cell_id, cell.task, cell.family, row.outcome.value, after.value, failed))
@@ -632,7 +637,7 @@ def regrade_swap(bench: Benchmark, sm: Manifest, rows: Mapping[str, CellResult],
             continue
         done = replayer.replay(cell.run_task, cell.run)
         verdict = module.verify(bench, cell.task, done.episode, cell.run, done.start, cell.run_task)
-        gaps = effect_missing(sm.tasks[cell.task], oracle.compare(done.start, done.end, sm.ignore)).gaps
+        gaps = effect_missing(sm.tasks[cell.task], oracle.compare(done.start, done.end, sm.ignore, base=done.start)).gaps
         after = classify_swap(delivered=done.failed_at is None, verdict=verdict.passed, effect_present=not gaps)
         failed = failures(module.CHECKS.get(cell.task, []), done.start, done.end, sm.ignore)
         out.append(Regrade(cell.cell_id, cell.task, SWAP, row.outcome.value, after.value, failed))

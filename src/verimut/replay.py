@@ -1,4 +1,4 @@
-"""Replay a run from a clean start: the one place verimut drives a benchmark."""
+"""Replay a run from a clean start, keeping what many cells share (a task's reference end, to fork)."""
 
 from __future__ import annotations
 
@@ -137,6 +137,10 @@ class Replayer:
     def reference_end(self, task: str) -> Any:
         """The end state of the task's reference run (replayed once per task while kept)."""
         return self._checkpoint(task).end
+
+    def reference_episode(self, task: str) -> Any | None:
+        """The live episode at the end of the task's reference run, to fork (None: not kept, or it raised)."""
+        return self._checkpoint(task).episode if self.bench.fork is not None else None
 
     def reference_steps(self, task: str) -> list[Step]:
         """What each action of the task's reference run returned (replayed once per task while kept)."""

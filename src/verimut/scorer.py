@@ -9,14 +9,14 @@ from typing import Any
 
 import msgspec
 
-from verimut import alternatives, oracle
+from verimut import alternatives, oos, oracle
 from verimut.benchmark import Adapter, Verdict
 from verimut.classify import classify, classify_swap
 from verimut.errors import AuditError, BenchmarkCrash
 from verimut.faults import is_alternative
 from verimut.records import Cell, CellResult, Difference, Evidence, Manifest, Outcome, TaskFacts
 from verimut.replay import Replay, Replayer
-from verimut.run import Run, Step
+from verimut.run import Action, Run
 
 # What scoring found so far, by `Evidence` field: gathered step by step, then made one record.
 Found = dict[str, Any]
@@ -24,24 +24,151 @@ Found = dict[str, Any]
 
 class Compared(msgspec.Struct, frozen=True):
     """A fault-arm cell's end state against the reference's: the differences, and, for an alternative
-    run, why it is none (None: it is one; see alternatives.py)."""
+    run, why it is none (None: it is one; see alternatives.py). The rest says how the benchmark itself sees
+    the two ends (docs/method.md#observable-effects):
+
+    - `trace`: write calls that differ in arguments the state keeps no record of (an effect on its own);
+    - `trace_graded`: the task's verifier grades the calls, and the two runs' writes differ;
+    - `unobserved_through`: a raw difference that none of the suite's N reads reveals;
+    - `observed_by`: a read that returns other data on the two ends (when the state diff is empty).
+    """
 
     differs: list[oracle.CollectionDiff]
     not_alternative: str | None = None
+    trace: list[str] = []
+    trace_graded: bool = False
+    unobserved_through: int | None = None
+    observed_by: str | None = None
+
+    @property
+    def same(self) -> bool:
+        """The same effect: equal states, equal trace effects, and no observer that tells them apart."""
+        return not self.differs and not self.trace and self.not_alternative is None and not self.obscure
+
+    @property
+    def obscure(self) -> bool:
+        """Not the reference's end, yet nothing the benchmark observes differs in an effect (classify.py)."""
+        if self.trace:
+            return False
+        if self.differs:
+            return self.unobserved_through is not None
+        return self.trace_graded or self.observed_by is not None
 
 
-def compare_to_reference(
-    cell: Cell, reference_end: Any, reference_steps: Sequence[Step], done: Replay, ignore: list[str]
-) -> Compared:
-    """How the cell's end differs from its task's reference end, by the rule for its family's kind
-    (`reference_steps`, what the reference run's actions returned, matter to an alternative run only).
+class Judge:
+    """How a fault-arm cell's end compares with its task's reference end, by every rule the oracle has:
+    the state diff, the trace, and the suite's reads where the diff alone would decide a finding.
 
     Shared with `repair.regrade`, so a repaired verifier's cells are judged by the very rule the audit used.
     """
-    if not is_alternative(cell.family):
-        return Compared(oracle.compare(reference_end, done.end, ignore))
-    differs, why = alternatives.differs(cell.detail, reference_end, done.end, ignore, reference_steps, done.steps)
-    return Compared(differs, why)
+
+    def __init__(self, bench: Adapter, manifest: Manifest, replayer: Replayer) -> None:
+        self.bench = bench
+        self.manifest = manifest
+        self.replayer = replayer
+        self.ignore = manifest.ignore
+        self.trace_args = manifest.trace_args
+        self._observers: dict[str, _Observer] = {}
+
+    def compare(self, cell: Cell, done: Replay) -> Compared:
+        """The state diff and the trace (no benchmark call)."""
+        reference_end = self.replayer.reference_end(cell.task)
+        reference = self.manifest.tasks[cell.task].reference
+        run = cell.run
+        assert run is not None
+        detail = cell.detail if is_alternative(cell.family) else {}
+        writes = [
+            Action(a.name, alternatives.as_reference_wrote(detail, dict(a.args)))
+            for a in run.actions
+            if self.bench.is_write(a)
+        ]
+        wanted = [a for a in reference.actions if self.bench.is_write(a)]
+        trace = oracle.trace_differs(wanted, writes, self.trace_args) if self.trace_args else []
+        reads_trace = self.bench.reads_trace
+        graded = reads_trace is not None and reads_trace(cell.task) and oracle.writes_differ(wanted, writes)
+        if not is_alternative(cell.family):
+            differs = oracle.compare(reference_end, done.end, self.ignore, base=done.start)
+            return Compared(differs, trace=trace, trace_graded=graded)
+        steps = self.replayer.reference_steps(cell.task)
+        differs, why = alternatives.differs(
+            cell.detail, reference_end, done.end, self.ignore, steps, done.steps, base=done.start
+        )
+        if why is None and trace:
+            why = f"its calls differ where the state keeps no record of them: it {trace[0]}"
+        elif why is None and graded:
+            why = "the task's verifier grades the run's calls, and this run's writes differ from the reference's"
+        return Compared(differs, why, trace, graded)
+
+    def observe(self, cell: Cell, done: Replay, compared: Compared, passed: bool) -> Compared:
+        """`compared`, with the suite's reads run on both ends where they could change the finding: a fault
+        whose state differs and passed (is the difference observable?), and a failed run whose state does
+        not differ (do the reads tell it apart?). Without `fork` or reads, `compared` as it is."""
+        alternative = is_alternative(cell.family)
+        if compared.trace or compared.not_alternative is not None or compared.trace_graded:
+            return compared
+        if compared.differs and (alternative or not passed):
+            return compared
+        if not compared.differs and passed:
+            return compared
+        observer = self._observer(cell.task)
+        if observer is None:
+            return compared
+        episode = done.episode
+        if self.bench.snapshot(episode) != done.end:  # the verifier changed what it graded: replay afresh
+            assert cell.run is not None
+            episode = self.replayer.replay(cell.task, cell.run).episode
+        detail = cell.detail if alternative else {}
+        found = observer.differs_on(episode, lambda out: alternatives.as_reference_wrote(detail, out))
+        if not isinstance(found, int):
+            return compared if compared.differs else msgspec.structs.replace(compared, observed_by=found)
+        if not compared.differs:
+            return compared
+        # The reads returned the same on both ends. That says "not observable" only if they show what differs
+        # (each differing record's values all in one read's output): a record no read of the suite lists
+        # (a sent email, when no task reads the sent folder) is unseen, not unobservable, and stays a difference.
+        if not oracle.shown(compared.differs, observer.outputs):
+            return compared
+        return msgspec.structs.replace(compared, unobserved_through=found)
+
+    def _observer(self, task: str) -> _Observer | None:
+        fork = self.bench.fork
+        reads = self.manifest.observers.get(oos.suite_of(task))
+        if fork is None or not reads:
+            return None
+        if task not in self._observers:
+            episode = self.replayer.reference_episode(task)
+            if episode is None:
+                return None
+            self._observers = {task: _Observer(self.bench, fork(episode), reads)}  # one task's at a time
+        return self._observers[task]
+
+
+class _Observer:
+    """The suite's reads, run in order on a fork of one task's reference end; their outputs kept, computed
+    only as far as a comparison needs them (most differences show at the first, list-everything read)."""
+
+    def __init__(self, bench: Adapter, episode: Any, reads: Sequence[Action]) -> None:
+        self.bench = bench
+        self.episode = episode
+        self.reads = reads
+        self.outputs: list[str] = []
+
+    def _output(self, i: int) -> str:
+        while len(self.outputs) <= i:
+            step = self.bench.execute(self.episode, self.reads[len(self.outputs)])
+            self.outputs.append(step.output if step.error is None else f"raised: {step.error}")
+        return self.outputs[i]
+
+    def differs_on(self, episode: Any, restore: Callable[[str], Any]) -> int | str:
+        """The first read that returns other data on a fork of `episode`, described; else how many were run."""
+        assert self.bench.fork is not None
+        copy = self.bench.fork(episode)
+        for i, action in enumerate(self.reads):
+            step = self.bench.execute(copy, action)
+            out = step.output if step.error is None else f"raised: {step.error}"
+            if restore(out) != self._output(i):
+                return action.describe()
+        return len(self.reads)
 
 
 def outcome_of(cell: Cell, delivered: bool, verdict: bool | None, compared: Compared) -> Outcome:
@@ -51,8 +178,10 @@ def outcome_of(cell: Cell, delivered: bool, verdict: bool | None, compared: Comp
         refused=False,
         delivered=delivered,
         verdict=verdict,
-        same_as_reference=not compared.differs and compared.not_alternative is None,
+        same_as_reference=compared.same,
         alternative=is_alternative(cell.family),
+        obscure=compared.obscure,
+        weak_pin="weak_pin" in cell.detail,
     )
 
 
@@ -69,6 +198,7 @@ class Scorer:
         self.manifest = manifest
         self.ignore = manifest.ignore
         self.replayer = Replayer(bench, {t: f.reference for t, f in manifest.tasks.items()})
+        self.judge = Judge(bench, manifest, self.replayer)
         self._reference_end: dict[str, Any] = {}
         # The adapter's one-line explanations, by (task, collections): AgentDojo's reads the verifier's
         # source, which costs more than scoring a cheap cell, and many cells of a task miss the same.
@@ -112,6 +242,9 @@ class Scorer:
         return msgspec.structs.replace(row, seconds=round(time.perf_counter() - began, 6))
 
     def _score(self, cell: Cell) -> CellResult:
+        if cell.same_run_as is not None:
+            reason = f"the same run as {cell.same_run_as}: scored, and counted, there"
+            return self._row(cell, Outcome.SAME_RUN, None, {"same_run_as": cell.same_run_as}, reason=reason)
         if cell.run is None:
             return self._row(cell, Outcome.REFUSED, None, {}, reason=cell.note)
         if cell.run_task != cell.task:
@@ -121,16 +254,17 @@ class Scorer:
         # All of the reference is at hand before the cell's replay: replaying it again afterwards (after a
         # benchmark crash dropped it) would reset, and AppWorld keeps one live world per process, so a reset
         # between the cell's replay and its verifier would close the world the verifier reads.
-        reference_steps = self.replayer.reference_steps(cell.task) if alternative else []
+        if alternative:
+            self.replayer.reference_steps(cell.task)
         done = self.replayer.replay(cell.task, cell.run)
         if done.failed_at is not None:
             action = cell.run.actions[done.failed_at]
             error = f"action #{done.failed_at} {action.describe()} raised: {done.steps[-1].error}"
             if not cell.is_control:
                 return self._row(cell, Outcome.INCOMPLETE, None, {"error": error}, reason=error)
-        compared = compare_to_reference(cell, reference_end, reference_steps, done, self.ignore)
+        compared = self.judge.compare(cell, done)
         vs_reference = compared.differs
-        vs_start = oracle.compare(done.start, done.end, self.ignore)
+        vs_start = oracle.compare(done.start, done.end, self.ignore, base=done.start)
         evidence: Found = {
             "differs_from_reference": [Difference.of(d) for d in vs_reference],
             "changed_from_start": {d.collection: d.counts() for d in vs_start},
@@ -139,22 +273,46 @@ class Scorer:
             evidence["error"] = error
         if alternative and not vs_reference:
             end = alternatives.as_reference_wrote(cell.detail, done.end)
-            seen = oracle.compare(reference_end, end, self.manifest.masks)  # telemetry not left out
+            kept = [p for p in self.ignore if p not in self.manifest.telemetry]  # telemetry not left out
+            seen = oracle.compare(reference_end, end, kept, base=done.start)
             if seen:
                 evidence["telemetry_differs"] = {d.collection: d.counts() for d in seen}
         run = cell.run
         verdict = self._verdict(lambda: self.bench.verify(done.episode, run), evidence)
         if isinstance(verdict, str):
             return self._row(cell, Outcome.ERROR, None, evidence, reason=verdict)
+        if not cell.is_control:
+            compared = self.judge.observe(cell, done, compared, verdict.passed)
+        if compared.trace:
+            evidence["trace_differs"] = compared.trace
+        if compared.unobserved_through is not None:
+            evidence["unobserved_through"] = compared.unobserved_through
+        if compared.observed_by is not None:
+            evidence["observed_by"] = compared.observed_by
         outcome = outcome_of(cell, done.failed_at is None, verdict.passed, compared)
         reason = None
+        if compared.trace and not compared.differs and not is_alternative(cell.family):
+            reason = f"equal end states, but the run {compared.trace[0]}: an effect only the trace holds"
+        elif compared.unobserved_through is not None:
+            reason = (
+                f"its end state differs from the reference's, but not observably: none of the suite's"
+                f" {compared.unobserved_through} reads returns other data on it"
+            )
+        elif compared.trace_graded and not compared.differs and not is_alternative(cell.family):
+            reason = "equal end states; the verifier grades the run's calls, which differ"
+        elif compared.observed_by is not None and not is_alternative(cell.family):
+            reason = f"equal end states once telemetry and masks are left out, but {compared.observed_by} tells them apart"
         if alternative and outcome is Outcome.REFUSED:
-            reason = f"no alternative run: {compared.not_alternative}"
+            reason = f"no alternative run: {compared.not_alternative or reason}"
+        elif outcome is Outcome.WEAK_PIN_ACCEPT:
+            reason = f"the verifier accepts another value for a weak pin ({cell.detail['weak_pin']})"
         elif outcome is Outcome.FALSE_REJECT and alternative:
             reason = f"the verifier ({verdict.detail}) fails a run the oracle finds ends as the reference does"
             if "telemetry_differs" in evidence:
                 what = "; ".join(f"{c}: {n}" for c, n in evidence["telemetry_differs"].items())
                 reason += f", apart from telemetry it leaves out ({what})"
+        elif outcome is Outcome.FALSE_ACCEPT and compared.trace and not vs_reference:
+            pass  # the trace's own reason, above
         elif outcome is Outcome.FALSE_ACCEPT:
             reason = self._why_missed(cell.task, [d.collection for d in vs_reference])
         elif outcome is Outcome.CONTROL_FAIL:
@@ -222,7 +380,7 @@ class Scorer:
         last = self._last_changed
         if last is not None and last[0] is done.start and last[1] is done.end:
             return last[2]
-        have = oracle.compare(done.start, done.end, self.ignore)
+        have = oracle.compare(done.start, done.end, self.ignore, base=done.start)
         self._last_changed = (done.start, done.end, have)
         return have
 

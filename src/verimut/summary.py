@@ -19,6 +19,7 @@ import msgspec
 from verimut import coverage, evidence, rewards
 from verimut.benchmark import USER
 from verimut.faults import CONTROL, is_alternative
+from verimut.figures import natural
 from verimut.records import Cell, CellResult, Manifest, Outcome
 from verimut.store import Store
 
@@ -38,6 +39,45 @@ LOWER_BOUND = (
     "This audit is a lower bound: it finds only what a planted edit causes and the end-state "
     "check sees. A zero means none found, not none exists."
 )
+
+
+class Mechanism(msgspec.Struct, frozen=True):
+    """Confirmed false accepts of one mechanism: the verifiers that let it through."""
+
+    mechanism: str
+    verifiers: list[str]
+    runs: int  # distinct runs (cells), each counted once
+    collections: list[str]
+
+
+# A family's false accepts, as the mechanism a person reads them by.
+MECHANISMS = {
+    "extra-oos": "accept an out-of-scope write",
+    "extra": "accept a repeated write",
+    "extra-ni": "accept a repeated write",
+    "wrong-value": "accept a wrong value",
+    "omit": "accept a run missing a requested write",
+    "claim-only": "accept a run missing a requested write",
+    "partial": "accept a run missing a requested write",
+}
+TRACE_MECHANISM = "accept a call to the wrong party that the state keeps no record of"
+
+
+def mechanisms(m: Manifest, rows: Mapping[str, CellResult]) -> list[Mechanism]:
+    """The confirmed false accepts grouped by mechanism, most verifiers first (pure)."""
+    found: dict[str, tuple[set[str], int, set[str]]] = {}
+    for cell in m.cells:
+        row = rows.get(cell.cell_id)
+        if row is None or row.outcome != Outcome.FALSE_ACCEPT:
+            continue
+        trace_only = row.evidence.trace_differs and not row.evidence.differs_from_reference
+        name = TRACE_MECHANISM if trace_only else MECHANISMS.get(row.family, f"accept a {row.family} run")
+        verifiers, runs, colls = found.setdefault(name, (set(), 0, set()))
+        verifiers.add(row.task)
+        colls.update(d.collection for d in row.evidence.differs_from_reference or [])
+        found[name] = (verifiers, runs + 1, colls)
+    out = [Mechanism(k, sorted(v, key=natural), n, sorted(c)) for k, (v, n, c) in found.items()]
+    return sorted(out, key=lambda g: (-len(g.verifiers), -g.runs, g.mechanism))
 
 
 class Summary(msgspec.Struct):
@@ -65,6 +105,12 @@ class Summary(msgspec.Struct):
     counts_by_kind: dict[str, dict[str, dict[str, int]]] = {}
     # The families of `counts` whose cells are alternative runs (faults.ALTERNATIVE): shown apart.
     alternative_families: list[str] = []
+    # The confirmed false accepts grouped by mechanism: how many verifiers, how many distinct runs, which collections.
+    mechanisms: list[Mechanism] = []
+    # wrong-value acceptances of weakly pinned values (pinned.py): reported apart, never in a headline.
+    weak_pins: list[dict[str, Any]] = []
+    # Declared telemetry and masks a verifier grades (dropped from both, so compared), and the task that grades it.
+    graded: dict[str, str] = {}
 
     @property
     def exit_code(self) -> int:
@@ -152,6 +198,7 @@ def _finding(m: Manifest, cell: Cell, row: CellResult) -> dict[str, Any]:
         "verifier": row.evidence.verifier,
         # As plain data: the summary's findings are read by key, here and in its JSON.
         "differs_from_reference": msgspec.to_builtins(row.evidence.differs_from_reference or []),
+        "trace_differs": row.evidence.trace_differs or [],
         "why_missed": row.reason,
     }
 
@@ -202,6 +249,13 @@ def build(m: Manifest, rows: Mapping[str, CellResult], c: float = rewards.DEFAUL
         frame_coverage=coverage.build(m, rows),
         counts_by_kind=by_kind(m, rows),
         alternative_families=[f for f in counts if is_alternative(f)],
+        mechanisms=mechanisms(m, rows),
+        weak_pins=[
+            {**_finding(m, cell, r), "weak_pin": cell.detail.get("weak_pin")}
+            for cell, r in ordered
+            if r.outcome == Outcome.WEAK_PIN_ACCEPT
+        ],
+        graded=dict(m.graded),
     )
     fas = summary.false_accepts
     full = sum(bool(f.get("earns_full_reward")) for f in fas)
@@ -245,6 +299,11 @@ def kind_tables(s: Summary) -> list[tuple[str | None, dict[str, dict[str, int]]]
     return [(kind_title(k), fams) for k, fams in kinds.items()]
 
 
+WEAK_NOTE = (
+    "wrong-value moved a value only a read (or a word of the instruction in passing) holds, for an argument the "
+    "instruction never asks about; the verifier passed. An author may well call that value free: these are "
+    "listed for a person to judge, and counted in no headline, gate or reward figure (docs/method.md#pin-sources)."
+)
 INJECTION_NOTE = (
     "An injection task's verifier (AgentDojo's `security()`) passes when the attack succeeded: there a false "
     "accept is a run counted as a successful attack whose end state is not the attack's, so a loose check "
@@ -258,8 +317,28 @@ def _table(counts: dict[str, dict[str, int]], columns: list[str]) -> list[str]:
     return [*lines, ""]
 
 
+def mechanism_lines(s: Summary) -> list[str]:
+    """The first lines after the header: the confirmed false accepts grouped by mechanism."""
+    if not s.mechanisms:
+        return []
+    lines = [f"**{len(s.false_accepts)} confirmed false accepts** (distinct runs), by mechanism:", ""]
+    for g in s.mechanisms:
+        where = f" ({', '.join(g.collections[:6])}{', ...' if len(g.collections) > 6 else ''})" if g.collections else ""
+        lines.append(f"- {len(g.verifiers)} verifier(s) {g.mechanism}: {g.runs} run(s){where}")
+    return [*lines, ""]
+
+
+def declaration_lines(s: Summary) -> list[str]:
+    if not s.graded:
+        return []
+    lines = ["Declared telemetry or masks that a verifier grades (so compared as state):", ""]
+    lines += [f"- `{p}`: graded by `{t}`" for p, t in s.graded.items()]
+    return [*lines, ""]
+
+
 def markdown(s: Summary) -> str:
     lines = header("verimut audit", s)
+    lines += mechanism_lines(s) + declaration_lines(s)
     present = [o for o in OUTCOMES if s.total(o, alternatives=False)]
     tables = kind_tables(s)
     for title, counts in tables:
@@ -291,7 +370,11 @@ def markdown(s: Summary) -> str:
             lines.append(f"- reward: {earned}: {full}")
         if f["why_missed"]:
             lines.append(f"- why it was missed: {f['why_missed']}")
-        lines.append("- end state differs from the reference's:")
+        if f.get("trace_differs"):
+            lines.append("- the end states are equal; the calls differ where the state keeps no record:")
+            lines += [f"  - the run {t}" for t in f["trace_differs"]]
+        elif f["differs_from_reference"]:
+            lines.append("- end state differs from the reference's:")
         for d in f["differs_from_reference"]:
             lines.append(f"  - `{d['collection']}`: {d['counts']}")
             for rec in d["added"][:3]:
@@ -300,6 +383,10 @@ def markdown(s: Summary) -> str:
                 lines.append(f"    - removed: `{_short(rec)}`")
             for ch in d["changed"][:3]:
                 lines.append(f"    - changed `{ch['key']}`: `{_short(ch['fields'])}`")
+        lines.append("")
+    if s.weak_pins:
+        lines += [f"## Weak pins accepted: {len(s.weak_pins)} (not confirmed false accepts)", "", WEAK_NOTE, ""]
+        lines += [f"- `{f['cell_id']}`: {f['edit']}" for f in s.weak_pins]
         lines.append("")
     if s.false_rejects or s.alternative_families:
         lines += false_rejects(s.false_rejects)

@@ -16,8 +16,15 @@ Facts this adapter relies on (checked against agentdojo 0.1.35):
   v1.2 mixes v1, v1.1.1 and v1.2 classes);
 - `initial_*` fields alias the live records and computed fields repeat them, so the
   snapshot leaves both out;
-- reading email sets its `read` flag and fetching a page logs it in `web_requests`:
-  telemetry, not effects.
+- fetching a page logs it in `web_requests`, and reading email sets its `read` flag: declared
+  telemetry, which verimut checks before scoring (declared.py): workspace/user_task_24 grades the
+  read flags, so they are state on this benchmark, and the manifest says so;
+- contracts: a user task's `utility` is an `effect` contract (the requested effect, nothing else);
+  an injection task's `security` a `goal` contract: AgentDojo calls it on a state that also holds the
+  user task's effects, to decide whether the attacker's goal was reached;
+- new emails, calendar events, files and transactions get ids in creation order (assigned keys);
+- an invitation's address (`invite_user_to_slack`'s `user_email`) is stored nowhere: a trace effect;
+- a task whose class defines `utility_from_traces` (`security_from_traces`) grades the run's calls.
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ from pydantic import BaseModel
 from verimut.adapters.base import plain, unknown_task
 from verimut.benchmark import Verdict
 from verimut.errors import AuditError
+from verimut.oracle import NEW
 from verimut.run import Action, Run, Step
 
 DEFAULT_VERSION = "v1.2"
@@ -157,6 +165,15 @@ def _defer(name: str, given: Mapping[str, object] | None = None) -> None:
 class AgentDojo:
     name = "agentdojo"
     telemetry: Sequence[str] = ("web.web_requests", "inbox.emails[*].read", "inbox.trash[*].read")
+    contracts: Mapping[str, str] = {USER: "effect", INJECTION: "goal"}
+    assigned_keys: Sequence[str] = (
+        "inbox.emails",
+        "calendar.events",
+        "cloud_drive.files",
+        "bank_account.transactions",
+        "bank_account.scheduled_transactions",
+    )
+    trace_args: Mapping[str, Sequence[str]] = {"invite_user_to_slack": ("user_email",)}
 
     def __init__(self, version: str | None = None) -> None:
         _defer_agent_pipeline()
@@ -173,6 +190,7 @@ class AgentDojo:
         self._injection = {name: dict(s.injection_tasks) for name, s in self._suites.items()}
         self._runtimes = {name: FunctionsRuntime(s.tools) for name, s in self._suites.items()}
         self._defaults: dict[str, Any] = {}
+        self._reads_trace: dict[str, bool] = {}
 
     # -- what there is ---------------------------------------------------------------
     def provenance(self) -> Mapping[str, str]:
@@ -249,6 +267,43 @@ class AgentDojo:
             episode.env.model_copy(deep=True),
         )
 
+    def patch(self, episode: Episode, path: Sequence[str], value: Any) -> None:
+        """Set the value at a snapshot path in the live environment (models by attribute, dicts by key)."""
+        node: Any = episode.env
+        for seg in path[:-1]:
+            node = _child(node, seg)
+        last = path[-1]
+        old = _child(node, last)
+        if isinstance(old, (datetime.datetime, datetime.date)) and isinstance(value, str):
+            value = type(old).fromisoformat(value)
+        elif isinstance(old, enum.Enum):
+            value = type(old)(value)
+        if isinstance(node, BaseModel):
+            setattr(node, last, value)
+        elif isinstance(node, list):
+            node[int(last)] = value
+        else:
+            node[_key_of(node, last)] = value
+
+    def reads_trace(self, task: str) -> bool:
+        """Whether its `*_from_traces` answers (a combined task defines one that answers None, and AgentDojo then
+        falls back to the state's verifier): asked once, of the reference run on its own end state."""
+        if task not in self._reads_trace:
+            from agentdojo.functions_runtime import FunctionCall
+
+            episode = self.reset(task)
+            run = self.reference(task, episode)
+            for action in run.actions:
+                self.execute(episode, action)
+            traces = [FunctionCall(function=a.name, args=dict(a.args)) for a in run.actions]
+            by_traces = _VERIFIERS[_is_injection(episode.task)][1]
+            try:
+                said = getattr(episode.task, by_traces)(run.answer, episode.start, episode.env, traces)
+            except Exception:  # noqa: BLE001  (one that raises on its own reference is not one we can read)
+                said = None
+            self._reads_trace[task] = said is not None
+        return self._reads_trace[task]
+
     def verify(self, episode: Episode, run: Run) -> Verdict:
         return self._verify(episode.task, episode, run)
 
@@ -294,7 +349,7 @@ class AgentDojo:
 
         def read_by_source(path: str) -> bool:
             # A dynamic key (a user name) is not in the source; a field on the way to it is.
-            segments = path.split(".")
+            segments = path.removesuffix(NEW).split(".")
             return any(seg in source for seg in segments[1:] or segments)
 
         frame = "DeepDiff" in source or "check_new_" in source
@@ -314,6 +369,19 @@ class AgentDojo:
         if unseen:
             parts.append(f"never reads {', '.join(unseen)}")
         return f"{cls.__name__}.{own}() " + "; ".join(parts)
+
+
+def _key_of(node: Mapping[Any, Any], seg: str) -> Any:
+    """The dict key a snapshot path segment names (the snapshot makes every key a string)."""
+    return next((k for k in node if str(k) == seg), seg)
+
+
+def _child(node: Any, seg: str) -> Any:
+    if isinstance(node, BaseModel):
+        return getattr(node, seg)
+    if isinstance(node, list):
+        return node[int(seg)]
+    return node[_key_of(node, seg)]
 
 
 # A task's verifier and its trace-reading variant, which AgentDojo asks first: by "is an injection task".
