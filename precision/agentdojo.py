@@ -21,13 +21,15 @@ HERE = os.path.dirname(os.path.realpath(__file__))
 # This file is named like the package it checks: keep its folder from shadowing `agentdojo`.
 sys.path[:] = [p for p in sys.path if os.path.realpath(p or ".") != HERE] + [HERE]
 
-from precision_common import (  # noqa: E402
+from precision_common import (
+    Audit,
     base_args,
     canonical,
     diff,
     load_audit,
     outcome_counts,
     pick,
+    require,
     summary_line,
     trace_difference,
     without_noise,
@@ -91,7 +93,9 @@ def grade(task: Any, answer: str, start: Any, end: Any, calls: list[tuple[str, d
     from agentdojo.functions_runtime import FunctionCall
 
     traces = [FunctionCall(function=name, args=args) for name, args in calls]
-    check, by_traces = ("security", "security_from_traces") if is_injection(task) else ("utility", "utility_from_traces")
+    check, by_traces = (
+        ("security", "security_from_traces") if is_injection(task) else ("utility", "utility_from_traces")
+    )
     pre, post = start.model_copy(deep=True), end.model_copy(deep=True)
     said = getattr(task, by_traces)(answer, pre, post, traces)
     if said is not None:
@@ -99,7 +103,7 @@ def grade(task: Any, answer: str, start: Any, end: Any, calls: list[tuple[str, d
     return bool(getattr(task, check)(answer, pre, post)), check
 
 
-def replay(suites: dict[str, Suite], row: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
+def replay(audit: Audit, suites: dict[str, Suite], row: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
     suite_name, _, task_id = row["task"].partition("/")
     suite = suites[suite_name]
     task = suite.tasks[task_id]
@@ -120,7 +124,12 @@ def replay(suites: dict[str, Suite], row: dict[str, Any], run: dict[str, Any]) -
 
     ref_verdict, _ = grade(task, str(task.GROUND_TRUTH_OUTPUT), start, ref_env, reference)
     verdict, verifier = grade(task, str(run.get("answer", "")), start, edit_env, edited)
-    notes = [f"the {which} run's call {e}" for which, errs in (("reference", ref_errors), ("edited", edit_errors)) for e in errs]
+    notes = audit.reference_note(row["task"], reference)
+    notes += [
+        f"the {which} run's call {e}"
+        for which, errs in (("reference", ref_errors), ("edited", edit_errors))
+        for e in errs
+    ]
     if noise:
         notes.append(f"{len(noise)} paths differ between two replays of the reference; left out of the diff")
     return {
@@ -140,7 +149,8 @@ def replay(suites: dict[str, Suite], row: dict[str, Any], run: dict[str, Any]) -
         "reads_run": len(suite.reads),
         "reads_differ": reads_differ,
         "trace_difference": trace_difference(
-            [canonical(n, a) for n, a in reference if not is_read(n)], [canonical(n, a) for n, a in edited if not is_read(n)]
+            [canonical(n, a) for n, a in reference if not is_read(n)],
+            [canonical(n, a) for n, a in edited if not is_read(n)],
         ),
         "notes": notes,
         "judgement": "",
@@ -149,6 +159,7 @@ def replay(suites: dict[str, Suite], row: dict[str, Any], run: dict[str, Any]) -
 
 def main() -> None:
     args = base_args(25).parse_args()
+    require("agentdojo", "run it with verimut's .venv/bin/python (bash scripts/install.sh)")
     audit = load_audit(args.audit)
     version = audit.provenance.get("benchmark_version", "v1.2")
     installed = importlib.metadata.version("agentdojo")
@@ -156,7 +167,7 @@ def main() -> None:
         print(f"warning: the audit ran agentdojo {audit.provenance['agentdojo']}, this is {installed}", file=sys.stderr)
     picked = pick(audit.rows, args.sample, args.seed)
     suites = {name: Suite(version, name) for name in sorted({r["task"].partition("/")[0] for r in picked})}
-    findings = [replay(suites, row, audit.run(row["cell_id"])) for row in picked]
+    findings = [replay(audit, suites, row, audit.run(row["cell_id"])) for row in picked]
     counts = outcome_counts(audit.rows)
     meta = {
         "benchmark": f"agentdojo {version}",

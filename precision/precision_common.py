@@ -29,6 +29,14 @@ class Audit:
     def provenance(self) -> dict[str, Any]:
         return dict(self.manifest.get("provenance") or {})
 
+    def reference_note(self, task: str, calls: list[tuple[str, dict[str, Any]]]) -> list[str]:
+        """A note when the reference run the audit recorded is not the one the benchmark's own API gives."""
+        recorded = ((self.manifest.get("tasks") or {}).get(task) or {}).get("reference") or {}
+        theirs = [(a["name"], a["args"]) for a in recorded.get("actions", [])]
+        if not theirs or theirs == calls:
+            return []
+        return [f"the audit's reference run ({len(theirs)} actions) differs from the benchmark's own ({len(calls)})"]
+
     def run(self, cell_id: str) -> dict[str, Any]:
         run = self.runs.get(cell_id)
         if run is None:
@@ -59,6 +67,20 @@ def outcome_counts(rows: Iterable[Mapping[str, Any]]) -> dict[str, int]:
     return dict(Counter(str(r.get("outcome")) for r in rows))
 
 
+def installed(package: str) -> bool:
+    """Whether `package` is importable as an installed package (not as a script of this folder, which
+    shares the benchmarks' names and sits last on sys.path)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(package)
+    return spec is not None and spec.origin is not None and Path(spec.origin).parent != Path(__file__).parent
+
+
+def require(package: str, hint: str) -> None:
+    if not installed(package):
+        raise SystemExit(f"{package} is not installed in {sys.executable}: {hint}")
+
+
 # -- the diff ---------------------------------------------------------------------------------------
 def diff(reference: Any, edited: Any, path: str = "") -> list[dict[str, Any]]:
     """Every leaf where two plain-data states differ: dicts by key, lists by position."""
@@ -79,7 +101,9 @@ def diff(reference: Any, edited: Any, path: str = "") -> list[dict[str, Any]]:
             sub = f"{path}[{i}]"
             ref = reference[i] if i < len(reference) else ABSENT
             new = edited[i] if i < len(edited) else ABSENT
-            out.extend(diff(ref, new, sub) if ABSENT not in (ref, new) else [{"path": sub, "reference": ref, "edited": new}])
+            out.extend(
+                diff(ref, new, sub) if ABSENT not in (ref, new) else [{"path": sub, "reference": ref, "edited": new}]
+            )
         return out
     return [] if reference == edited else [{"path": path, "reference": reference, "edited": edited}]
 
@@ -125,12 +149,16 @@ def render(meta: Mapping[str, Any], findings: list[dict[str, Any]]) -> str:
     if meta.get("label"):
         lines += [f"**{meta['label']}**", ""]
     lines += [
-        f"Audit `{meta['audit']}`; {meta['sampled_false_accepts']} of {meta['false_accepts']} false accepts "
-        f"sampled (seed {meta['seed']}), and all {meta['false_rejects']} false rejects. Replayed with "
-        f"{meta['replayed_with']}, not verimut's code.",
+        (
+            f"Audit `{meta['audit']}`; {meta['sampled_false_accepts']} of {meta['false_accepts']} false accepts "
+            f"sampled (seed {meta['seed']}), and all {meta['false_rejects']} false rejects. Replayed with "
+            f"{meta['replayed_with']}, not verimut's code."
+        ),
         "",
-        "The judgement is a person's: read the task's instruction, the edit and what differs, then write "
-        "holds / disputed / wrong and one line of reason.",
+        (
+            "The judgement is a person's: read the task's instruction, the edit and what differs, then write "
+            "holds / disputed / wrong and one line of reason."
+        ),
         "",
         "| # | cell | outcome | verimut | replay | state paths | reads differ | judgement |",
         "|---|---|---|---|---|---|---|---|",
@@ -152,8 +180,10 @@ def render(meta: Mapping[str, Any], findings: list[dict[str, Any]]) -> str:
             lines += [f"> **NOTE**: {note}", ""]
         lines += [
             f"- task `{f['task']}` ({f['kind']}), family `{f['family']}`, outcome `{f['outcome']}`",
-            f"- verdict: verimut {f['verdict_verimut']}, replay {f['verdict_replayed']} "
-            f"({f.get('verifier_detail', '')}); reference run: {f.get('reference_verdict')}",
+            (
+                f"- verdict: verimut {f['verdict_verimut']}, replay {f['verdict_replayed']} "
+                f"({f.get('verifier_detail', '')}); reference run: {f.get('reference_verdict')}"
+            ),
             f"- edit: {f['edit']}",
             "",
             "Instruction:",

@@ -284,7 +284,9 @@ def _contracts(bench: Any) -> dict[str, str]:
     found = dict(getattr(bench, "contracts", None) or {})
     for kind, contract in found.items():
         if contract not in CONTRACTS:
-            raise AuditError(f"{bench.name}: contract {contract!r} of kind {kind!r} is not one of {', '.join(CONTRACTS)}")
+            raise AuditError(
+                f"{bench.name}: contract {contract!r} of kind {kind!r} is not one of {', '.join(CONTRACTS)}"
+            )
     return found
 
 

@@ -10,7 +10,10 @@ verdict is graded state: the manifest drops it and names the task.
 
 All of a task's declarations are flipped together first (one fork, one verifier call): only when
 that changes the verdict is each flipped alone, to say which. (Two flips that cancel each other out
-would hide both; none of the built-in adapters' declarations can.)
+would hide both; none of the built-in adapters' declarations can.) The result is per task: a
+declaration is state for the tasks whose verifiers grade it, and stays telemetry for the others
+(slack/user_task_0 grades the web request log, because its task is to read a page; a task that reads
+a page on the way to something else does not).
 
 `flips` is pure; `graded` drives the benchmark (fork, patch, verify).
 """
@@ -109,7 +112,9 @@ def flips(snapshot: Any, pattern: str) -> list[Flip]:
             if field is None:
                 targets += chosen
             else:
-                targets += [(*p, field) for p in chosen if isinstance(_at(snapshot, p), dict) and field in _at(snapshot, p)]
+                targets += [
+                    (*p, field) for p in chosen if isinstance(_at(snapshot, p), dict) and field in _at(snapshot, p)
+                ]
     out = []
     for p in targets:
         value = flipped(_at(snapshot, p))
@@ -148,17 +153,25 @@ def graded(
     patterns: Sequence[str],
     masks: Sequence[str] = (),
     again: Any = None,
+    start: Any = None,
 ) -> Checked:
     """Which of `patterns` the task's verifier grades, flipped on forks of `episode` (its reference end, live).
 
-    A telemetry pattern is flipped wherever it matches: it claims the field never holds an effect. A mask
-    (in `masks`) only where the two replays' ends `end` and `again` differ: it says only that a value there
-    is not the run's to choose (a clock's reading), and a whole-state verifier notices any other record's
-    value moving, which says nothing about the mask.
+    A telemetry pattern claims the field never holds an effect: it is flipped where the reference run moved
+    it from `start` (the read flags of the emails it read), or, where the run left it alone, in one record (a
+    verifier that checks the whole state notices that). A mask (in `masks`) only where the two replays' ends
+    `end` and `again` differ: it says only that a value there is not the run's to choose (a clock's reading),
+    and a whole-state verifier notices any other record's value moving, which says nothing about the mask.
     """
     if bench.fork is None or bench.patch is None:
         return Checked(untested=list(patterns))
-    found = {p: varied(flips(end, p), end, again) if p in masks else flips(end, p) for p in patterns}
+
+    def telemetry(p: str) -> list[Flip]:
+        every = flips(end, p)
+        moved = varied(every, end, start) if start is not None else []
+        return moved or every[:1]
+
+    found = {p: varied(flips(end, p), end, again) if p in masks else telemetry(p) for p in patterns}
     testable = [p for p in patterns if found[p]]
     untested = [p for p in patterns if not found[p]]
     if not testable:

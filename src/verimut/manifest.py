@@ -67,8 +67,8 @@ class References(msgspec.Struct):
     ends: dict[str, Any]
     errors: dict[str, str | None]
     masks: list[str]
-    # Declared telemetry and masks a verifier grades: pattern -> the first task (in task order) that grades it.
-    graded: dict[str, str] = {}
+    # Declared telemetry and masks a verifier grades: pattern -> the tasks (in task order) that grade it.
+    graded: dict[str, list[str]] = {}
     untested: list[str] = []  # declarations no task's check could flip (or the adapter cannot fork and patch)
 
 
@@ -94,7 +94,9 @@ def _replayed(bench: Adapter, task: str) -> _Replayed:
     masks = sorted(oracle.find_masks(a, b))
     declarations = [*bench.telemetry, *masks]
     if error is None:
-        checked = declared.graded(bench, task, first.episode, run, first.end, declarations, masks, second.end)
+        checked = declared.graded(
+            bench, task, first.episode, run, first.end, declarations, masks, second.end, first.start
+        )
     else:
         checked = declared.Checked(untested=declarations, error=f"its reference run raised ({error})")
     return _Replayed(run, tuple(s.output for s in first.steps), first.start, first.end, error, masks, checked)
@@ -113,7 +115,7 @@ def references(bench: Adapter, tasks: Sequence[str], tick: Callable[[str], None]
         masks.update(r.masks)
         declarations.update(r.masks)
         for p in r.checked.graded:
-            refs.graded.setdefault(p, task)
+            refs.graded.setdefault(p, []).append(task)
         if r.checked.error is None:
             tested.update(p for p in [*bench.telemetry, *r.masks] if p not in r.checked.untested)
         tick(task)
@@ -165,7 +167,7 @@ def _library(bench: Adapter, tasks: Sequence[str], refs: References, families: S
 
 
 def _out_of_scope(
-    bench: Adapter, task: str, refs: References, lib: dict[str, list[oos.Candidate]], ignore: list[str]
+    bench: Adapter, task: str, refs: References, lib: dict[str, list[oos.Candidate]], ignore: Sequence[str]
 ) -> tuple[tuple[OutOfScope, ...], int]:
     """The library's writes that change something outside the task's effect, and how many were tried."""
     if refs.errors[task] is not None:
@@ -297,15 +299,18 @@ def build(
     if arm not in ARMS:
         raise AuditError(f"unknown arm {arm!r} (known: {', '.join(ARMS)})")
     refs = references(bench, tasks, tick, each)
-    telemetry = [p for p in bench.telemetry if p not in refs.graded]
-    masks = [p for p in refs.masks if p not in refs.graded]
+    telemetry, masks = list(bench.telemetry), refs.masks
     assigned = list(bench.assigned_keys)
-    ignore = [*telemetry, *masks, *(f"{glob}[{oracle.ASSIGNED}]" for glob in assigned)]
+    everywhere = [*telemetry, *masks, *(f"{glob}[{oracle.ASSIGNED}]" for glob in assigned)]
+
+    def ignore(task: str) -> list[str]:  # a declaration a task's own verifier grades is that task's state
+        return [p for p in everywhere if task not in refs.graded.get(p, ())]
+
     lib = _library(bench, tasks, refs, families if arm == "fault" else ())
     facts: dict[str, TaskFacts] = {}
     cells: list[Cell] = []
     for task, found in zip(
-        tasks, each(lambda t: _facts(bench, t, refs, ignore, arm, families, lib), tasks), strict=True
+        tasks, each(lambda t: _facts(bench, t, refs, ignore(t), arm, families, lib), tasks), strict=True
     ):
         facts[task] = found.facts
         cells += found.cells
@@ -326,7 +331,9 @@ def build(
         arm=arm,
         graded=refs.graded,
         unchecked=refs.untested,
-        observers={suite: lib.observers[suite] for suite in sorted({oos.suite_of(t) for t in tasks}) if suite in lib.observers},
+        observers={
+            suite: lib.observers[suite] for suite in sorted({oos.suite_of(t) for t in tasks}) if suite in lib.observers
+        },
         assigned_keys=assigned,
         trace_args={tool: list(args) for tool, args in sorted(bench.trace_args.items())},
     )

@@ -68,7 +68,9 @@ TARGET_WORDS = frozenset(
 _NAME_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _QUOTED = re.compile(r"'([^']+)'|\"([^\"]+)\"|‘([^’]+)’|“([^”]+)”")
 _NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?")
-_BOUND = re.compile(r"(no more than|not more than|at most|up to|less than|under|maximum|max\.?|not exceed\w*)\W*$", re.I)
+_BOUND = re.compile(
+    r"(no more than|not more than|at most|up to|less than|under|maximum|max\.?|not exceed\w*)\W*$", re.IGNORECASE
+)
 
 
 def is_target(arg: str, extra: frozenset[str] = frozenset()) -> bool:

@@ -115,8 +115,8 @@ class Manifest(msgspec.Struct, frozen=True):
     cells: list[Cell]
     arm: str = "fault"  # "fault": the fault grammar; "swap": the intent-swap census
     # Declared telemetry and masks a verifier grades (flipping them on that task's reference end state changed
-    # its verdict): pattern -> the first such task. They are state, so `telemetry` and `masks` leave them out.
-    graded: dict[str, str] = {}
+    # its verdict): pattern -> the tasks that grade it. For those tasks it is state: `ignore_for` keeps it in.
+    graded: dict[str, list[str]] = {}
     # Declarations the check could not test (no fork or no patch; nothing to flip on any reference end).
     unchecked: list[str] = []
     # Per suite, the reads the oracle observes an end state through (every distinct read of the suite's
@@ -128,8 +128,14 @@ class Manifest(msgspec.Struct, frozen=True):
 
     @property
     def ignore(self) -> list[str]:
-        """What every comparison leaves out: telemetry and masks, and the assigned keys' rule (oracle.ASSIGNED)."""
+        """What comparisons leave out: telemetry and masks, and the assigned keys' rule (oracle.ASSIGNED)."""
         return [*self.telemetry, *self.masks, *(f"{glob}[{oracle.ASSIGNED}]" for glob in self.assigned_keys)]
+
+    def ignore_for(self, task: str) -> list[str]:
+        """`ignore`, less the declarations `task`'s own verifier grades (they are its state)."""
+        if not self.graded:
+            return self.ignore
+        return [p for p in self.ignore if task not in self.graded.get(p, ())]
 
 
 def cell_id(task: str, family: str, variant: str) -> str:

@@ -614,11 +614,10 @@ def regrade(bench: Benchmark, m: Manifest, rows: Mapping[str, CellResult], modul
         row = rows.get(cell.cell_id)
         if row is None or row.verdict is None or cell.run is None or cell.run_task != cell.task:
             continue
-        replayer.reference_end(cell.task)  # before the cell's replay (scorer.Scorer._score says why)
-        if is_alternative(cell.family):
-            replayer.reference_steps(cell.task)
+        reference_end = replayer.reference_end(cell.task)  # before the cell's replay (scorer.Scorer._score: why)
+        steps = replayer.reference_steps(cell.task) if is_alternative(cell.family) else []
         done = replayer.replay(cell.task, cell.run)
-        compared = judge.compare(cell, done)
+        compared = judge.compare(cell, done, reference_end, steps)
         verdict = module.verify(bench, cell.task, done.episode, cell.run, done.start)
         compared = judge.observe(cell, done, compared, verdict.passed)
         after = outcome_of(cell, done.failed_at is None, verdict.passed, compared)
@@ -637,7 +636,9 @@ def regrade_swap(bench: Benchmark, sm: Manifest, rows: Mapping[str, CellResult],
             continue
         done = replayer.replay(cell.run_task, cell.run)
         verdict = module.verify(bench, cell.task, done.episode, cell.run, done.start, cell.run_task)
-        gaps = effect_missing(sm.tasks[cell.task], oracle.compare(done.start, done.end, sm.ignore, base=done.start)).gaps
+        gaps = effect_missing(
+            sm.tasks[cell.task], oracle.compare(done.start, done.end, sm.ignore_for(cell.task), base=done.start)
+        ).gaps
         after = classify_swap(delivered=done.failed_at is None, verdict=verdict.passed, effect_present=not gaps)
         failed = failures(module.CHECKS.get(cell.task, []), done.start, done.end, sm.ignore)
         out.append(Regrade(cell.cell_id, cell.task, SWAP, row.outcome.value, after.value, failed))

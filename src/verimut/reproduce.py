@@ -37,6 +37,7 @@ SWAP_ROWS = (CONTROL, "0", "1", "2", "3", "read-only")  # swap: the table's row 
 # verimut's coverage.SIDE_EFFECT_FAMILIES (tests/test_frame_coverage.py checks they agree).
 SIDE_EFFECT_FAMILIES = ("extra", "extra-ni", "extra-oos")
 TALLY = ("side_effects", "rejected", "false_accepts")
+GOAL = "goal"  # verimut's benchmark.GOAL contract
 USER = "user"  # a task's kind when the manifest names none (verimut's TaskFacts.kind)
 
 
@@ -202,8 +203,12 @@ def _frame_coverage(manifest: dict[str, Any], rows: dict[str, dict[str, Any]], r
     A summary written before frame coverage existed has none to check."""
     if recorded is None:
         return []
-    tally: dict[str, Counter[str]] = {task: Counter() for task in manifest["tasks"]}
+    # A goal-contract task's verifier promises no frame condition: coverage leaves it out (verimut's GOAL).
+    goal = {task for task, facts in manifest["tasks"].items() if facts.get("contract") == GOAL}
+    tally: dict[str, Counter[str]] = {task: Counter() for task in manifest["tasks"] if task not in goal}
     for row in rows.values():
+        if row["task"] in goal:
+            continue
         confirmed = row["outcome"] in (REJECTED, FALSE_ACCEPT) and not row.get("unscorable", False)
         if row["family"] in SIDE_EFFECT_FAMILIES and confirmed:
             tally.setdefault(row["task"], Counter())[row["outcome"]] += 1

@@ -16,7 +16,7 @@ from verimut.errors import AuditError, BenchmarkCrash
 from verimut.faults import is_alternative
 from verimut.records import Cell, CellResult, Difference, Evidence, Manifest, Outcome, TaskFacts
 from verimut.replay import Replay, Replayer
-from verimut.run import Action, Run
+from verimut.run import Action, Run, Step
 
 # What scoring found so far, by `Evidence` field: gathered step by step, then made one record.
 Found = dict[str, Any]
@@ -66,13 +66,12 @@ class Judge:
         self.bench = bench
         self.manifest = manifest
         self.replayer = replayer
-        self.ignore = manifest.ignore
         self.trace_args = manifest.trace_args
         self._observers: dict[str, _Observer] = {}
 
-    def compare(self, cell: Cell, done: Replay) -> Compared:
-        """The state diff and the trace (no benchmark call)."""
-        reference_end = self.replayer.reference_end(cell.task)
+    def compare(self, cell: Cell, done: Replay, reference_end: Any, reference_steps: Sequence[Step]) -> Compared:
+        """The state diff and the trace. The reference's end and steps are fetched before the cell's replay
+        (an adapter that holds one live episode ends it at the next reset: `Scorer._score`)."""
         reference = self.manifest.tasks[cell.task].reference
         run = cell.run
         assert run is not None
@@ -87,11 +86,16 @@ class Judge:
         reads_trace = self.bench.reads_trace
         graded = reads_trace is not None and reads_trace(cell.task) and oracle.writes_differ(wanted, writes)
         if not is_alternative(cell.family):
-            differs = oracle.compare(reference_end, done.end, self.ignore, base=done.start)
+            differs = oracle.compare(reference_end, done.end, self.manifest.ignore_for(cell.task), base=done.start)
             return Compared(differs, trace=trace, trace_graded=graded)
-        steps = self.replayer.reference_steps(cell.task)
         differs, why = alternatives.differs(
-            cell.detail, reference_end, done.end, self.ignore, steps, done.steps, base=done.start
+            cell.detail,
+            reference_end,
+            done.end,
+            self.manifest.ignore_for(cell.task),
+            reference_steps,
+            done.steps,
+            base=done.start,
         )
         if why is None and trace:
             why = f"its calls differ where the state keeps no record of them: it {trace[0]}"
@@ -203,7 +207,7 @@ class Scorer:
         # The adapter's one-line explanations, by (task, collections): AgentDojo's reads the verifier's
         # source, which costs more than scoring a cheap cell, and many cells of a task miss the same.
         self._explained: dict[tuple[str, tuple[str, ...]], str | None] = {}
-        self._last_changed: tuple[Any, Any, list[oracle.CollectionDiff]] | None = None
+        self._last_changed: tuple[Any, Any, list[str], list[oracle.CollectionDiff]] | None = None
 
     def reference_end(self, task: str) -> Any:
         if task not in self._reference_end:
@@ -243,8 +247,8 @@ class Scorer:
 
     def _score(self, cell: Cell) -> CellResult:
         if cell.same_run_as is not None:
-            reason = f"the same run as {cell.same_run_as}: scored, and counted, there"
-            return self._row(cell, Outcome.SAME_RUN, None, {"same_run_as": cell.same_run_as}, reason=reason)
+            same = f"the same run as {cell.same_run_as}: scored, and counted, there"
+            return self._row(cell, Outcome.SAME_RUN, None, {"same_run_as": cell.same_run_as}, reason=same)
         if cell.run is None:
             return self._row(cell, Outcome.REFUSED, None, {}, reason=cell.note)
         if cell.run_task != cell.task:
@@ -254,17 +258,17 @@ class Scorer:
         # All of the reference is at hand before the cell's replay: replaying it again afterwards (after a
         # benchmark crash dropped it) would reset, and AppWorld keeps one live world per process, so a reset
         # between the cell's replay and its verifier would close the world the verifier reads.
-        if alternative:
-            self.replayer.reference_steps(cell.task)
+        reference_steps = self.replayer.reference_steps(cell.task) if alternative else []
         done = self.replayer.replay(cell.task, cell.run)
         if done.failed_at is not None:
             action = cell.run.actions[done.failed_at]
             error = f"action #{done.failed_at} {action.describe()} raised: {done.steps[-1].error}"
             if not cell.is_control:
                 return self._row(cell, Outcome.INCOMPLETE, None, {"error": error}, reason=error)
-        compared = self.judge.compare(cell, done)
+        compared = self.judge.compare(cell, done, reference_end, reference_steps)
         vs_reference = compared.differs
-        vs_start = oracle.compare(done.start, done.end, self.ignore, base=done.start)
+        ignore = self.manifest.ignore_for(cell.task)
+        vs_start = oracle.compare(done.start, done.end, ignore, base=done.start)
         evidence: Found = {
             "differs_from_reference": [Difference.of(d) for d in vs_reference],
             "changed_from_start": {d.collection: d.counts() for d in vs_start},
@@ -273,7 +277,7 @@ class Scorer:
             evidence["error"] = error
         if alternative and not vs_reference:
             end = alternatives.as_reference_wrote(cell.detail, done.end)
-            kept = [p for p in self.ignore if p not in self.manifest.telemetry]  # telemetry not left out
+            kept = [p for p in ignore if p not in self.manifest.telemetry]  # telemetry not left out
             seen = oracle.compare(reference_end, end, kept, base=done.start)
             if seen:
                 evidence["telemetry_differs"] = {d.collection: d.counts() for d in seen}
@@ -290,7 +294,7 @@ class Scorer:
         if compared.observed_by is not None:
             evidence["observed_by"] = compared.observed_by
         outcome = outcome_of(cell, done.failed_at is None, verdict.passed, compared)
-        reason = None
+        reason: str | None = None
         if compared.trace and not compared.differs and not is_alternative(cell.family):
             reason = f"equal end states, but the run {compared.trace[0]}: an effect only the trace holds"
         elif compared.unobserved_through is not None:
@@ -301,7 +305,9 @@ class Scorer:
         elif compared.trace_graded and not compared.differs and not is_alternative(cell.family):
             reason = "equal end states; the verifier grades the run's calls, which differ"
         elif compared.observed_by is not None and not is_alternative(cell.family):
-            reason = f"equal end states once telemetry and masks are left out, but {compared.observed_by} tells them apart"
+            reason = (
+                f"equal end states once telemetry and masks are left out, but {compared.observed_by} tells them apart"
+            )
         if alternative and outcome is Outcome.REFUSED:
             reason = f"no alternative run: {compared.not_alternative or reason}"
         elif outcome is Outcome.WEAK_PIN_ACCEPT:
@@ -334,7 +340,7 @@ class Scorer:
             error = f"action #{done.failed_at} {run.actions[done.failed_at].describe()} raised: {done.steps[-1].error}"
             self._release(done)
             return self._row(cell, Outcome.INCOMPLETE, None, {**evidence, "error": error}, reason=error)
-        have = self._changed(done)
+        have = self._changed(done, self.manifest.ignore_for(cell.task))
         found = effect_missing(self.manifest.tasks[cell.task], have)
         gaps = found.gaps
         evidence["changed_from_start"] = {d.collection: d.counts() for d in have}
@@ -374,14 +380,15 @@ class Scorer:
         """Release the episodes kept for later cells: the worker scoring with this scorer is done."""
         self.replayer.release()
 
-    def _changed(self, done: Replay) -> list[oracle.CollectionDiff]:
-        """What a swap column's run changed from its start. With a forking adapter every cell of the column
-        shares the kept start and end snapshots, so the diff is computed once per column, not per cell."""
+    def _changed(self, done: Replay, ignore: list[str]) -> list[oracle.CollectionDiff]:
+        """What a swap column's run changed from its start, seen as the grading task sees state (`ignore`). With
+        a forking adapter every cell of the column shares the kept start and end snapshots, so the diff is
+        computed once per column (and per way of seeing), not per cell."""
         last = self._last_changed
-        if last is not None and last[0] is done.start and last[1] is done.end:
-            return last[2]
-        have = oracle.compare(done.start, done.end, self.ignore, base=done.start)
-        self._last_changed = (done.start, done.end, have)
+        if last is not None and last[0] is done.start and last[1] is done.end and last[2] == ignore:
+            return last[3]
+        have = oracle.compare(done.start, done.end, ignore, base=done.start)
+        self._last_changed = (done.start, done.end, ignore, have)
         return have
 
     @staticmethod

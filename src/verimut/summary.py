@@ -109,8 +109,8 @@ class Summary(msgspec.Struct):
     mechanisms: list[Mechanism] = []
     # wrong-value acceptances of weakly pinned values (pinned.py): reported apart, never in a headline.
     weak_pins: list[dict[str, Any]] = []
-    # Declared telemetry and masks a verifier grades (dropped from both, so compared), and the task that grades it.
-    graded: dict[str, str] = {}
+    # Declared telemetry and masks a verifier grades (compared, for those tasks), and the tasks that grade it.
+    graded: dict[str, list[str]] = {}
 
     @property
     def exit_code(self) -> int:
@@ -331,8 +331,10 @@ def mechanism_lines(s: Summary) -> list[str]:
 def declaration_lines(s: Summary) -> list[str]:
     if not s.graded:
         return []
-    lines = ["Declared telemetry or masks that a verifier grades (so compared as state):", ""]
-    lines += [f"- `{p}`: graded by `{t}`" for p, t in s.graded.items()]
+    lines = ["Declared telemetry or masks that a verifier grades (compared as state for those tasks):", ""]
+    for p, tasks in s.graded.items():
+        more = f" and {len(tasks) - 3} more" if len(tasks) > 3 else ""
+        lines.append(f"- `{p}`: graded by {', '.join(f'`{t}`' for t in tasks[:3])}{more}")
     return [*lines, ""]
 
 

@@ -128,12 +128,16 @@ def test_junit_has_one_case_per_cell_and_failures_with_evidence(audit_dir, tmp_p
     assert {f"{t}:{n}" for t, n in failures} == {f["cell_id"] for f in s["false_accepts"]}
     assert xml.failures == len(failures)
     skipped = sum(1 for c in cases.values() if any(isinstance(x, Skipped) for x in c.result))
-    assert skipped == xml.skipped == sum(r.outcome in ("refused", "incomplete") for r in rows.values())
+    assert (
+        skipped
+        == xml.skipped
+        == sum(r.outcome in ("refused", "incomplete", "same_run", "weak_pin_accept") for r in rows.values())
+    )
     extra = failures[("banking/user_task_0", "extra")]
     [failure] = extra.result
     assert failure.type == "false_accept"
     assert failure.message.startswith("confirmed false accept: repeated the last write, #1 send_money")
-    assert "bank_account.transactions: 1 added" in failure.message
+    assert "bank_account.transactions (new): 1 added" in failure.message
     assert "added: " in failure.text and '"recipient":"UK12345678901234567890"' in failure.text
     assert extra.classname == "agentdojo.banking.user_task_0"
 
@@ -223,12 +227,13 @@ def test_a_plugged_in_benchmark_gets_junit_and_sarif_too(tmp_path):
     )  # fmt: skip
     assert r.returncode == 1, r.stderr  # both to-do tasks: extra passes
     xml = JUnitXml.fromfile(str(tmp_path / "j.xml"))
-    assert xml.failures == 6  # extra, extra-ni and extra-oos (the other task's item appended), on both tasks
+    assert (
+        xml.failures == 4
+    )  # extra and extra-oos (the other task's item appended), on both tasks (extra-ni: same runs)
     log = json.loads((tmp_path / "s.sarif").read_text())
     assert not list(Draft4Validator(load_schema()).iter_errors(log))
     assert {x["ruleId"] for x in log["runs"][0]["results"]} == {
         "false-accept/extra",
-        "false-accept/extra-ni",
         "false-accept/extra-oos",
     }
 

@@ -42,7 +42,7 @@ def test_the_readme_example_is_ten_lines_and_fails_with_the_evidence(tmp_path):
     assert "verimut: 'false_accept>0' holds for agentdojo v1.2: false_accept>0 (false_accept = 2)" in out
     for task in ("banking/user_task_0", "banking/user_task_3"):
         assert f"{task}:extra: confirmed false accept: repeated the last write, #1 send_money" in out
-    assert out.count("bank_account.transactions: 1 added") >= 4  # in each headline and each diff
+    assert out.count("bank_account.transactions (new): 1 added") >= 4  # in each headline and each diff
     assert "why it was missed: UserTask0.utility() reads bank_account.transactions" in out
     assert "wrong-value" not in out.split("FAILURES", 1)[1].split("report:")[0]  # only the two extras failed
 
@@ -60,10 +60,11 @@ def todo(tmp_path_factory) -> Audit:
     return run_audit(_todo(), tmp_path_factory.mktemp("todo"))
 
 
-DUPLICATES = ["todo/add_milk:extra", "todo/add_milk:extra-ni", "todo/add_call:extra", "todo/add_call:extra-ni"]
+# extra-ni's runs are extra's: one finding each, under extra (the other cell is `same_run`)
+DUPLICATES = ["todo/add_milk:extra", "todo/add_call:extra"]
 # Each task's run with the other task's item appended: an item nobody asked for, on the list.
 APPENDED = ["todo/add_milk:extra-oos:add_item@items", "todo/add_call:extra-oos:add_item@items"]
-FOUND = [*DUPLICATES[:2], APPENDED[0], *DUPLICATES[2:], APPENDED[1]]
+FOUND = [DUPLICATES[0], APPENDED[0], DUPLICATES[1], APPENDED[1]]
 
 
 def test_a_false_accept_fails_the_test_with_its_evidence(todo):
@@ -71,25 +72,25 @@ def test_a_false_accept_fails_the_test_with_its_evidence(todo):
     with pytest.raises(pytest.fail.Exception) as e:
         todo.assert_no_false_accepts()
     message = str(e.value)
-    assert message.startswith("verimut: 'false_accept>0' holds for todo 1: false_accept>0 (false_accept = 6)")
+    assert message.startswith("verimut: 'false_accept>0' holds for todo 1: false_accept>0 (false_accept = 4)")
     for cid in DUPLICATES:
         assert re.search(
             rf"\n{cid}: confirmed false accept: repeated the last (non-idempotent )?write, #1 add_item", message
         )
     for cid, other in zip(APPENDED, ("call mum", "buy milk")):
         assert f"\n{cid}: confirmed false accept: appended todo/" in message and f"add_item(text='{other}')" in message
-    assert message.count("    items: 1 added") == 6
-    assert message.count('added: "buy milk"') == message.count('added: "call mum"') == 3  # duplicates and appended
+    assert message.count("    items: 1 added") == 4
+    assert message.count('added: "buy milk"') == message.count('added: "call mum"') == 2  # duplicate and appended
     assert "A zero means none found, not none exists." in message
 
 
 def test_allowed_false_accepts_and_gates(todo):
     todo.assert_no_false_accepts(allow=FOUND)
     with pytest.raises(pytest.fail.Exception, match=r"\(2 allowed cell\(s\) left out\)"):
-        todo.assert_no_false_accepts(allow=DUPLICATES[:2])
-    todo.check("omit.false_accept>0 or error>0")
-    with pytest.raises(pytest.fail.Exception, match=r"omit\.rejected>1 \(omit\.rejected = 2\)"):
-        todo.check("omit.rejected>1")
+        todo.assert_no_false_accepts(allow=DUPLICATES)
+    todo.check("claim-only.false_accept>0 or error>0")
+    with pytest.raises(pytest.fail.Exception, match=r"claim-only\.rejected>1 \(claim-only\.rejected = 2\)"):
+        todo.check("claim-only.rejected>1")
     with pytest.raises(ValueError, match="todo/add_tea:extra"):
         todo.assert_no_false_accepts(allow=["todo/add_tea:extra"])
     with pytest.raises(GateError, match="no count 'acceptance'"):

@@ -38,15 +38,16 @@ def test_the_repair_rejects_the_duplicates_and_no_correct_run(repaired):
     assert wrong and wrong <= set(r["now_rejected"])
     caught = {cid: why for t in r["tasks"] for cid, why in t["caught"].items()}
     assert caught["banking/user_task_5:wrong-value:1.amount"] == [
-        "bank_account.transactions (added).amount: wrote 10.0, expected 5.0"
+        "bank_account.transactions (new) (added).amount: wrote 10.0, expected 5.0"
     ]
     assert r["alternatives"] == r["alternatives_still_passing"] > 0
     # one count assertion per collection the reference adds to, and the collections an out-of-scope write
     # changed that the reference leaves alone kept unchanged
     by_task = {t["task"]: t["checks"] for t in r["tasks"]}
     assert by_task["banking/user_task_0"] == [
-        {"collection": "bank_account.transactions", "count": 1},
+        {"collection": "bank_account.transactions (new)", "count": 1},
         {"collection": "bank_account.scheduled_transactions"},
+        {"collection": "bank_account.scheduled_transactions (new)"},
         {"collection": "user_account"},
     ]
     oos = {c for c in fas if ":extra-oos:" in c}
@@ -56,8 +57,9 @@ def test_the_repair_rejects_the_duplicates_and_no_correct_run(repaired):
 def test_the_written_module_wraps_the_original_verifier(repaired, agentdojo):
     module = repair.load_module(repaired / "repair" / repair.MODULE)
     assert [str(c) for c in module.CHECKS["banking/user_task_0"]] == [
-        "AddedExactly('bank_account.transactions', 1)",
+        "AddedExactly('bank_account.transactions (new)', 1)",
         "Unchanged('bank_account.scheduled_transactions')",
+        "Unchanged('bank_account.scheduled_transactions (new)')",
         "Unchanged('user_account')",
     ]
     m = Store(repaired).read_manifest()
@@ -68,7 +70,7 @@ def test_the_written_module_wraps_the_original_verifier(repaired, agentdojo):
         original = agentdojo.verify(replay(agentdojo, cell.task, cell.run).episode, cell.run)
         verdict = module.verify(agentdojo, cell.task, done.episode, cell.run, done.start)
         assert original.passed and verdict.passed is passes
-        assert verdict.checks["AddedExactly('bank_account.transactions', 1)"] is passes
+        assert verdict.checks["AddedExactly('bank_account.transactions (new)', 1)"] is passes
 
 
 def test_a_check_that_rejects_a_correct_run_is_named(repaired):
@@ -97,7 +99,7 @@ def test_repair_of_a_plugin_benchmark_and_bad_input(tmp_path, banking_swap):
     result = verimut("repair", str(out), "--benchmark", "examples.todo_bench:benchmark")
     assert result.returncode == 0, result.stderr
     r = json.loads((out / "repair" / "summary.json").read_text())
-    duplicates = {f"todo/{t}:{f}" for t in ("add_milk", "add_call") for f in ("extra", "extra-ni")}
+    duplicates = {f"todo/{t}:extra" for t in ("add_milk", "add_call")}  # extra-ni's are the same runs
     # each task's run with the other task's item appended: an unrequested item on the list
     appended = {f"todo/{t}:extra-oos:add_item@items" for t in ("add_milk", "add_call")}
     assert set(r["now_rejected"]) == duplicates | appended and r["still_accepted"] == []

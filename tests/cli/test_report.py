@@ -223,7 +223,7 @@ def test_show_prints_the_evidence_of_one_cell(banking, notes):
     result = verimut("show", str(banking), "banking/user_task_0:extra")
     assert result.returncode == 0, result.stderr
     shown = result.stdout
-    assert "false_accept" in shown and "bank_account.transactions: 1 added" in shown
+    assert "false_accept" in shown and "bank_account.transactions (new): 1 added" in shown
     [added] = [line for line in shown.splitlines() if line.startswith("+ send_money(")]
     assert "recipient='UK12345678901234567890'" in added
     assert "passed: utility" in shown and "canopy" in shown

@@ -59,7 +59,7 @@ def test_extra_repeats_the_last_write_and_extra_ni_needs_the_census(banking):
     assert list(extra.run.actions) == [*ref.actions, ref.actions[-1]]
     census = banking.tasks["banking/user_task_0"].census
     assert [(e.tool, e.non_idempotent) for e in census] == [("send_money", True)]
-    assert "bank_account.transactions: 1 added" in census[0].changes
+    assert "bank_account.transactions (new): 1 added" in census[0].changes
     [ni] = cells_of(banking, "banking/user_task_0", "extra-ni")
     assert ni.run == extra.run
 

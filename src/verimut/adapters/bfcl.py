@@ -21,7 +21,11 @@ bfcl-eval 2026.3.23; tests/test_bfcl.py checks them again):
   the checker's own two instances still share it, as they do in BFCL's evaluation;
 - `state_checker` compares public attributes only (names not starting with "_"): the current
   directory (`GorillaFileSystem._current_dir`), the brake and slope forces of the vehicle are
-  outside what it sees. The snapshot holds them, so the oracle does (see STATE_COMPARED).
+  outside what it sees. The snapshot holds them, so the oracle does (see STATE_COMPARED);
+- the checker grades the trace too (each ground-truth call's result must be among the run's), so every
+  task's verifier reads the trace (`reads_trace`): a run whose calls differ is never "the same effect"
+  as the reference's, even where the start state already holds what a call would do (a budget already
+  set, a user already logged in), so failing it is no false reject; its one contract is `effect`.
 
 A run is the entry's turns in order, each opened by a TURN marker action (not a write) followed
 by that turn's calls; the checker gets the calls of each turn as one step.
@@ -315,6 +319,11 @@ class BFCL:
         "*.TravelAPI._private._flight_cost_lookup",
         "*.TravelAPI._private._flight_cost_lookup.*",
     )
+
+    contracts: Mapping[str, str] = {"user": "effect"}
+
+    def reads_trace(self, task: str) -> bool:
+        return True  # multi_turn_checker's response check: the ground truth's call results among the run's
 
     def __init__(self, version: str | None = None) -> None:
         self.version = require("bfcl-eval", "bfcl-eval", "install-bfcl.sh")

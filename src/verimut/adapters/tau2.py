@@ -22,7 +22,7 @@ import os
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from verimut.adapters.base import check_version, lookup, require
 from verimut.benchmark import Verdict
@@ -46,6 +46,8 @@ class Episode:
 
 class Tau2:
     name = "tau2"
+    # One kind of task, graded on the requested effect (docs/adapters.md#contracts).
+    contracts: ClassVar[Mapping[str, str]] = {"user": "effect"}
     telemetry: Sequence[str] = ()
 
     def __init__(self, version: str | None = None) -> None:

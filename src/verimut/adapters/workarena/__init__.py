@@ -55,7 +55,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any
+from typing import Any, ClassVar
 
 import msgspec
 
@@ -194,6 +194,8 @@ def _chromium_version() -> str:
 
 class WorkArena:
     name = "workarena"
+    # One kind of task, graded on the requested effect (docs/adapters.md#contracts).
+    contracts: ClassVar[Mapping[str, str]] = {"user": "effect"}
     seed = SEED
     episode_type = Episode  # for catalog.py, which cannot import this module back
     telemetry: Sequence[str] = ()
