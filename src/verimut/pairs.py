@@ -14,6 +14,7 @@ from verimut import forms
 from verimut.benchmark import USER
 from verimut.errors import AuditError
 from verimut.faults import CONTROL
+from verimut.oracle import NEW
 from verimut.records import Cell, Manifest, TaskFacts, cell_id
 from verimut.run import Action, Run
 
@@ -61,7 +62,8 @@ def rung(i: TaskFacts, j: TaskFacts) -> tuple[str, str]:
         if differ:
             return "0", f"same {len(a)} call(s); argument values differ at {', '.join(differ)}"
         return "0", f"same {len(a)} call(s) with the same arguments; the tasks differ in their answer"
-    wi, wj = set(i.writes), set(j.writes)
+    # An assigned-key collection's new records are diffed apart ("... (new)"); a rung is about the collection.
+    wi, wj = {w.removesuffix(NEW) for w in i.writes}, {w.removesuffix(NEW) for w in j.writes}
     if not wi and not wj:
         return "read-only", "neither reference run changes anything"
     if not wi or not wj:

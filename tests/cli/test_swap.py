@@ -74,7 +74,7 @@ def test_the_census_reports_table_1_and_every_acceptance(banking):
     # task 5's verifier looks for a transaction that is already in the start state (as the fault arm found)
     five = ledger["banking/user_task_5:swap:user_task_0"]
     assert five["outcome"] == "accepted_effect_absent"
-    assert five["evidence"]["effect_missing"][0].startswith("bank_account.transactions: a record the task added")
+    assert five["evidence"]["effect_missing"][0].startswith("bank_account.transactions (new): a record the task added")
     md = (banking / "summary.md").read_text()
     assert "## Table 1" in md and "accepted, effect ABSENT" in md and "none exists" in md
 
