@@ -304,9 +304,10 @@ class Scorer:
             )
         elif compared.trace_graded and not compared.differs and not is_alternative(cell.family):
             reason = "equal end states; the verifier grades the run's calls, which differ"
-        elif compared.observed_by is not None and not is_alternative(cell.family):
+        elif compared.observed_by is not None:
             reason = (
-                f"equal end states once telemetry and masks are left out, but {compared.observed_by} tells them apart"
+                f"equal end states once telemetry and masks are left out, but the read {compared.observed_by}"
+                " returns other data on the two"
             )
         if alternative and outcome is Outcome.REFUSED:
             reason = f"no alternative run: {compared.not_alternative or reason}"

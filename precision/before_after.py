@@ -1,0 +1,131 @@
+"""Before/after: how two audits of one benchmark differ in their findings, each change put down to one rule.
+
+    python precision/before_after.py BEFORE_DIR AFTER_DIR [--md FILE]
+
+Reads each directory's manifest.json and cells.jsonl as plain JSON (no verimut import). For every cell that is
+a false accept or a false reject in either audit, it says what the cell became and which of issue 26's rules
+moved it, from what the after audit recorded (its outcome, reason and evidence):
+
+    contracts        the task's contract is `goal` (its side-effect families are refused; wrong-value varies
+                     only what the goal fixes)
+    distinct runs    the cell's run is an earlier cell's (`same_run`)
+    observation      a difference the suite's reads show but do not tell apart (`unobserved_through`), or equal
+                     states a read tells apart (`observed_by`)
+    telemetry check  a declaration the task's verifier grades made the run another effect (not an alternative,
+                     or a difference where there was none)
+    trace effects    calls the state keeps no record of, or a verifier that grades the calls
+    assigned keys    new records matched by content (an order the verifier rejects is now comparable)
+    pin strength     a weakly pinned value (`weak_pin_accept`)
+
+A change none of these explains is printed as "unattributed", for a person to look at.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+FINDINGS = ("false_accept", "false_reject")
+
+
+def _load(directory: Path) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    manifest = json.loads((directory / "manifest.json").read_text())
+    rows = {}
+    for line in (directory / "cells.jsonl").read_text().splitlines():
+        if line.strip():
+            row = json.loads(line)
+            rows[row["cell_id"]] = row
+    return manifest, rows
+
+
+def _rule(
+    cid: str, before: dict[str, Any] | None, after: dict[str, Any] | None, tasks: dict[str, Any], graded: set[str]
+) -> str:
+    """The rule that moved a cell (from the after audit's record of it; `graded`: tasks whose verifier grades a
+    declared telemetry field or mask)."""
+    task = (after or before or {}).get("task", cid.split(":")[0])
+    if tasks.get(task, {}).get("contract") == "goal" and (after is None or after["outcome"] == "refused"):
+        return "contracts"
+    if after is None:
+        return "unattributed (cell gone)"
+    ev, reason = after.get("evidence", {}), after.get("reason") or ""
+    if after["outcome"] == "same_run":
+        return "distinct runs"
+    if after["outcome"] == "weak_pin_accept":
+        return "pin strength"
+    if "unobserved_through" in ev or "observed_by" in ev:
+        return "observation"
+    if ev.get("trace_differs") or "grades the run's calls" in reason or "keeps no record" in reason:
+        return "trace effects"
+    if "goal" in reason and tasks.get(task, {}).get("contract") == "goal":
+        return "contracts"
+    if task in graded and (after["outcome"] == "refused" or (before or {}).get("outcome") == "harmless"):
+        return "telemetry check"
+    if "(new)" in json.dumps(ev.get("differs_from_reference", [])) or "(new)" in reason:
+        return "assigned keys"
+    if after["outcome"] == "false_reject" and before is not None and before["outcome"] == "refused":
+        return "assigned keys"
+    return "unattributed"
+
+
+def compare(before_dir: Path, after_dir: Path) -> dict[str, Any]:
+    _, before = _load(before_dir)
+    m_after, after = _load(after_dir)
+    tasks = m_after.get("tasks", {})
+    graded = {t for ts in m_after.get("graded", {}).values() for t in ts}
+    moves: list[dict[str, Any]] = []
+    for cid in sorted(set(before) | set(after)):
+        b, a = before.get(cid), after.get(cid)
+        was = b["outcome"] if b else None
+        now = a["outcome"] if a else None
+        if was == now or (was not in FINDINGS and now not in FINDINGS):
+            continue
+        moves.append({"cell_id": cid, "before": was, "after": now, "rule": _rule(cid, b, a, tasks, graded)})
+    kind = {t: f.get("kind", "user") for t, f in tasks.items()}
+
+    def counts(rows: dict[str, dict[str, Any]]) -> dict[str, int]:
+        c: Counter[str] = Counter()
+        for r in rows.values():
+            if r["outcome"] in (*FINDINGS, "weak_pin_accept", "same_run"):
+                c[f"{r['outcome']} ({kind.get(r['task'], 'user')})"] += 1
+        return dict(sorted(c.items()))
+
+    return {"before": counts(before), "after": counts(after), "moves": moves}
+
+
+def markdown(result: dict[str, Any]) -> str:
+    lines = ["| outcome (task kind) | before | after |", "|---|---|---|"]
+    keys = sorted(set(result["before"]) | set(result["after"]))
+    lines += [f"| {k} | {result['before'].get(k, 0)} | {result['after'].get(k, 0)} |" for k in keys]
+    by_rule: Counter[tuple[str, str, str]] = Counter(
+        (m["rule"], str(m["before"]), str(m["after"])) for m in result["moves"]
+    )
+    lines += ["", "| rule | before | after | cells |", "|---|---|---|---|"]
+    lines += [f"| {r} | {b} | {a} | {n} |" for (r, b, a), n in sorted(by_rule.items())]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("before", type=Path)
+    parser.add_argument("after", type=Path)
+    parser.add_argument("--md", type=Path, help="write the tables here too")
+    parser.add_argument("--json", type=Path, help="write every moved cell here")
+    args = parser.parse_args()
+    result = compare(args.before, args.after)
+    text = markdown(result)
+    print(text)
+    if args.md:
+        args.md.write_text(text)
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=1) + "\n")
+    unattributed = [m for m in result["moves"] if m["rule"].startswith("unattributed")]
+    for m in unattributed:
+        print(f"unattributed: {m['cell_id']}: {m['before']} -> {m['after']}")
+
+
+if __name__ == "__main__":
+    main()
