@@ -26,14 +26,16 @@ from verimut.store import Store
 OUTCOMES = [o.value for o in Outcome]
 # The columns of the alternative runs' table: what a correct run by another route can come to.
 ALT_OUTCOMES = [
-    o.value for o in (Outcome.ALT_PASS, Outcome.FALSE_REJECT, Outcome.REFUSED, Outcome.INCOMPLETE, Outcome.ERROR)
+    o.value
+    for o in (Outcome.ALT_PASS, Outcome.FALSE_REJECT, Outcome.REFUSED, Outcome.INCOMPLETE, Outcome.ERROR, Outcome.SAME_RUN)
 ]
 ALT_TITLE = "Alternative runs: correct runs by another route"
 ALT_NOTE = (
     "Each cell does what the task asks by another route (extra reads, commuting writes reordered, unpinned free "
     "text reworded, an idempotent write repeated). alt_pass: the oracle finds the reference's end state (alt-text: "
     "once the reworded text is put back) and the verifier passes; false_reject: same end state, the verifier fails; "
-    "refused: the edit does not apply, or the run ends elsewhere and is no alternative."
+    "refused: the edit does not apply, or the run ends elsewhere and is no alternative; same_run: an earlier "
+    "cell's run (alt-idem repeats what extra repeats), scored there."
 )
 LOWER_BOUND = (
     "This audit is a lower bound: it finds only what a planted edit causes and the end-state "

@@ -72,9 +72,14 @@ def test_a_hang_and_a_death_inside_a_batch_cut_only_their_cell(name, tmp_path, m
     others = [c.cell_id for c in m.cells if c.task == "t/midhang" and c.cell_id != hung]
     assert "t/midhang:claim-only" in others
     assert [(c, rows[c].reason) for c in others if rows[c].outcome == Outcome.ERROR] == []
-    # t/dielate's cells that write twice (extra, extra-ni, extra-oos) kill their worker one after the other,
-    # inside one batch, behind cells already scored: each death is recorded on its own cell, and on no other
-    dies = sorted(c.cell_id for c in m.cells if c.task == "t/dielate" and c.run and len(c.run.actions) > 1)
+    # t/dielate's cells that write twice (extra, extra-oos; extra-ni's run is extra's, not scored again) kill their
+    # worker one after the other, inside one batch, behind cells already scored: each death is recorded on its own
+    # cell, and on no other
+    dies = sorted(
+        c.cell_id
+        for c in m.cells
+        if c.task == "t/dielate" and c.run and len(c.run.actions) > 1 and c.same_run_as is None
+    )
     dead = sorted(r.cell_id for r in rows.values() if r.task == "t/dielate" and r.outcome == Outcome.ERROR)
     assert len(dies) >= 2 and dead == dies
     assert all("died" in (rows[c].reason or "") for c in dead)

@@ -144,10 +144,12 @@ def test_a_hanging_cell_is_cut_and_a_dead_worker_replaced(executor, tmp_path):
     assert rows["t/midhang:extra"]["outcome"] == "false_accept"
     # Every death is recorded with the worker's exit code, the second as well as the first.
     if executor == "pool":
-        for cell in ("t/die:control", "t/dielate:extra", "t/dielate:extra-ni"):
+        second = "t/dielate:extra-oos:add_item@items"  # extra-ni's run is extra's: the second death is here
+        for cell in ("t/die:control", "t/dielate:extra", second):
             assert rows[cell]["outcome"] == "error", cell
             assert "exit code None" not in rows[cell]["reason"]
-        assert "(exit code 4)" in rows["t/dielate:extra-ni"]["reason"]
+        assert "(exit code 4)" in rows[second]["reason"]
+        assert rows["t/dielate:extra-ni"]["outcome"] == "same_run"
     summary = json.loads((out / "summary.json").read_text())
     assert summary["scored"] == summary["cells"]
 

@@ -74,8 +74,9 @@ def test_outcomes_on_real_tasks(agentdojo):
     fa = rows["banking/user_task_0:extra"]
     assert fa.outcome == "false_accept" and fa.verdict is True
     [d] = fa.evidence.differs_from_reference
-    assert d.collection == "bank_account.transactions" and d.counts == "1 added"
-    assert d.added[0]["record"]["recipient"] == "UK12345678901234567890"
+    # a new transaction: its id is assigned in creation order, so new records are compared by content, apart
+    assert d.collection == "bank_account.transactions (new)" and d.counts == "1 added"
+    assert d.added[0]["recipient"] == "UK12345678901234567890"
     assert "utility()" in fa.reason
 
 

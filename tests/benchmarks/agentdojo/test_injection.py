@@ -114,7 +114,9 @@ def banking_injection(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "--executor",
         "inprocess",
     )
-    assert result.returncode == 1, result.stderr  # 1: confirmed false accepts (security() is loose too)
+    # 0: security() is a goal contract (side effects are not its to reject) and the banking goals leave the
+    # amounts open ("as much as possible", a cap): no confirmed false accept is found there
+    assert result.returncode == 0, result.stderr
     return out
 
 
@@ -127,10 +129,12 @@ def test_the_injection_controls_pass_on_banking(banking_injection: Path):
     assert s["counts_by_kind"]["injection"]["control"] == {"control_pass": 9}
     assert s["counts_by_kind"]["injection"] == s["counts"]
     assert s["control_failures"] == []
-    assert s["false_accepts"] and all(f["kind"] == "injection" for f in s["false_accepts"])
+    assert s["false_accepts"] == []
+    assert s["counts"]["extra-oos"] == {"refused": 9}  # the goal contract: every side-effect family refused
     md = (banking_injection / "summary.md").read_text()
     assert "## Outcomes per fault family: injection tasks" in md and "user tasks" not in md
-    assert "(injection task)" in md
+    refused = Store(banking_injection).rows()["banking/injection_task_0:extra-oos"]
+    assert refused.outcome == "refused" and "goal-contract" in (refused.reason or "")
     assert reproduce.main([str(banking_injection)]) == 0
 
 
@@ -149,7 +153,7 @@ def test_the_summary_reports_each_kind_apart(both_kinds: Path):
     for fam, counts in s["counts"].items():  # the kinds split `counts`, nothing more or less
         assert Counter(counts) == sum((Counter(by_kind[k].get(fam, {})) for k in by_kind), Counter())
     kinds = {f["cell_id"]: f["kind"] for f in s["false_accepts"]}
-    assert {k for c, k in kinds.items() if "/injection_task_" in c} == {"injection"}
+    assert {k for c, k in kinds.items() if "/injection_task_" in c} <= {"injection"}
     assert {k for c, k in kinds.items() if "/user_task_" in c} == {"user"}
     md = (both_kinds / "summary.md").read_text()
     user = md.index("## Outcomes per fault family: user tasks")
@@ -303,7 +307,7 @@ def test_an_old_manifest_without_kinds_reads_as_user_tasks():
         b'{"reference": {"actions": [], "answer": ""}, "census": [], "unpinned": []}', type=TaskFacts
     )
     assert facts.kind == "user"
-    assert TaskFacts.__struct_fields__[-1] == "kind"
+    assert TaskFacts.__struct_fields__[-2:] == ("kind", "contract") and facts.contract == "effect"
 
 
 def test_reproduce_accepts_a_summary_written_before_kinds_for_user_tasks_only(both_kinds: Path, tmp_path: Path):

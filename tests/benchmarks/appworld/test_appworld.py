@@ -66,10 +66,11 @@ def test_each_generator_gets_the_outcome_its_tests_imply(audit):
     expected = {}
     for task in TASKS:
         generator = task.split("_")[0]
+        # extra-ni repeats what extra repeats wherever the census marks the write non-idempotent: the same run
         if generator in BLIND:
-            expected[task] = ("false_accept", "false_accept")
+            expected[task] = ("false_accept", "same_run")
         elif generator in COUNTING:
-            expected[task] = ("rejected", "rejected")
+            expected[task] = ("rejected", "same_run")
         else:  # noteupdate: the one write is an idempotent PATCH
             expected[task] = ("harmless", "refused")
     assert {t: (r[f"{t}:extra"]["outcome"], r[f"{t}:extra-ni"]["outcome"]) for t in TASKS} == expected
@@ -82,7 +83,7 @@ def test_each_generator_gets_the_outcome_its_tests_imply(audit):
     fas = {c for c, x in r.items() if x["outcome"] == "false_accept"}
     duplicates = {c for c in fas if c.split(":")[1] in ("extra", "extra-ni")}
     assert {c.split("_")[0] for c in duplicates} == set(BLIND)
-    assert {f"{g}_{n}:{f}" for g in BLIND for n in (1, 2, 3) for f in ("extra", "extra-ni")} <= duplicates
+    assert {f"{g}_{n}:extra" for g in BLIND for n in (1, 2, 3)} <= duplicates
     # then writes the task never asked for (another task's), passed by verifiers that count only their own
     oos = {c for c in fas if ":extra-oos:" in c}
     assert oos
@@ -119,7 +120,7 @@ def test_wrong_value_moves_a_receiver_to_another_person_of_the_world(audit):
 
 
 def test_the_repair_rejects_every_duplicate_and_no_correct_run(repaired):
-    blind = {f"{g}_{n}:{f}" for g in BLIND for n in (1, 2, 3) for f in ("extra", "extra-ni")}
+    blind = {f"{g}_{n}:extra" for g in BLIND for n in (1, 2, 3)}
     assert blind <= set(repaired["now_rejected"]) and repaired["still_accepted"] == []
     assert repaired["controls"] == repaired["controls_still_passing"] == 15
     assert repaired["harmless"] == repaired["harmless_still_passing"] == 3

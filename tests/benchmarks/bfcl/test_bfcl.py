@@ -177,7 +177,7 @@ def test_dropping_writes_is_rejected_and_any_false_accept_is_private_state(slice
     r = rows(sliced)
     for cell, row in r.items():
         if row["family"] in ("claim-only", "omit") and row["outcome"] != "refused":
-            assert row["outcome"] in ("rejected", "false_reject"), cell
+            assert row["outcome"] in ("rejected", "same_run"), cell  # BFCL grades the calls: no false reject
         if row["outcome"] == "false_accept":
             assert all("._private" in d["collection"] for d in row["evidence"]["differs_from_reference"]), cell
             assert "public attributes only" in row["reason"], cell
