@@ -11,7 +11,7 @@ of the instruction without the task asking for it: banking/user_task_11's refere
 date is a date a read happens to hold; neither instruction asks for a subject or a date. So a pin is weak
 when the argument is not one the instruction asks about: not a target (whom or what the write acts on:
 a recipient, a user, a channel, an id; `TARGET_WORDS`), not named by the instruction ("the subject should
-be..."), and its value is neither quoted there nor a datum (digits, an address, several words). A read
+be..."), and its value is neither quoted there nor a datum (digits, an address). A read
 that a target's value comes from is one the instruction points at (workspace/user_task_25: "each person
 mentioned in the TODO list"), so that pin is strong. A weak pin's findings are reported apart.
 
@@ -84,8 +84,9 @@ def _quoted(text: str, value: str) -> bool:
 
 
 def _datum(value: str) -> bool:
-    """A value that reads as a stated datum, not a word in passing: digits, an address, several words."""
-    return any(c.isdigit() for c in value) or "@" in value or len(value.split()) > 1
+    """A value that reads as a stated datum, not words in passing: it has digits, or is an address. (Words alone
+    are not: AppWorld's "pay Ann for the concert tickets" says what the money is for, not what its memo says.)"""
+    return any(c.isdigit() for c in value) or "@" in value
 
 
 def states_number(text: str, value: float) -> bool:

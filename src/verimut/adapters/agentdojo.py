@@ -328,7 +328,8 @@ class AgentDojo:
         """The task's class and the name of the verifier method it defines itself."""
         cls = type(self._task(task)[1])
         check, by_traces = _VERIFIERS[issubclass(cls, _injection_base())]
-        return cls, by_traces if by_traces in cls.__dict__ else check
+        # A combined task defines `*_from_traces` but has it answer None, and AgentDojo then grades by `check`.
+        return cls, by_traces if by_traces in cls.__dict__ and self.reads_trace(task) else check
 
     def verifier_source(self, task: str) -> tuple[str, int, str] | None:
         cls, own = self._verifier(task)

@@ -87,11 +87,13 @@ def test_each_generator_gets_the_outcome_its_tests_imply(audit):
     # then writes the task never asked for (another task's), passed by verifiers that count only their own
     oos = {c for c in fas if ":extra-oos:" in c}
     assert oos
-    # and the rest: a near miss of the description the instruction pins ('work dinner' -> 'work dinnes', synthesized:
-    # the start state holds no other description), which the venmo generators' tests never read
-    wrong = fas - duplicates - oos
-    assert wrong and all(c.split(":")[1] == "wrong-value" and c.endswith(".description") for c in wrong)
-    assert all(r[c]["evidence"]["detail"]["synthesized"] for c in wrong)
+    # and no other: the near misses of a payment's description ('work dinner' -> 'work dinnes', synthesized: the
+    # start state holds no other), which the venmo generators' tests never read, are weak pins, reported apart: the
+    # instruction says what the money is for, never what the memo says (pinned.py)
+    assert fas - duplicates - oos == set()
+    weak = {c for c, x in r.items() if x["outcome"] == "weak_pin_accept"}
+    assert weak and all(c.split(":")[1] == "wrong-value" and c.endswith(".description") for c in weak)
+    assert all(r[c]["evidence"]["detail"]["synthesized"] for c in weak)
     # dropping writes never passes
     assert all(r[f"{t}:{f}"]["outcome"] == "rejected" for t in TASKS for f in ("claim-only", "omit"))
     summary = json.loads((audit / "summary.json").read_text())
