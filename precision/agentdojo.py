@@ -14,7 +14,6 @@ from __future__ import annotations
 import importlib.metadata
 import os
 import sys
-from pathlib import Path
 from typing import Any
 
 HERE = os.path.dirname(os.path.realpath(__file__))
@@ -27,13 +26,11 @@ from precision_common import (
     canonical,
     diff,
     load_audit,
-    outcome_counts,
     pick,
+    report_findings,
     require,
-    summary_line,
     trace_difference,
     without_noise,
-    write_report,
 )
 
 READ_PREFIXES = ("get_", "search_", "list_", "read_", "check_")
@@ -168,19 +165,13 @@ def main() -> None:
     picked = pick(audit.rows, args.sample, args.seed)
     suites = {name: Suite(version, name) for name in sorted({r["task"].partition("/")[0] for r in picked})}
     findings = [replay(audit, suites, row, audit.run(row["cell_id"])) for row in picked]
-    counts = outcome_counts(audit.rows)
-    meta = {
-        "benchmark": f"agentdojo {version}",
-        "audit": str(args.audit),
-        "seed": args.seed,
-        "false_accepts": counts.get("false_accept", 0),
-        "false_rejects": counts.get("false_reject", 0),
-        "sampled_false_accepts": sum(1 for f in findings if f["outcome"] == "false_accept"),
-        "outcomes": counts,
-        "replayed_with": f"agentdojo {installed}'s own suites, FunctionsRuntime and task verifiers",
-    }
-    out: Path = args.out or args.audit / "precision.json"
-    print(summary_line(meta, findings, write_report(out, meta, findings)))
+    report_findings(
+        args,
+        audit,
+        findings,
+        f"agentdojo {version}",
+        f"agentdojo {installed}'s own suites, FunctionsRuntime and task verifiers",
+    )
 
 
 if __name__ == "__main__":

@@ -40,12 +40,10 @@ from precision_common import (
     diff,
     installed,
     load_audit,
-    outcome_counts,
     pick,
-    summary_line,
+    report_findings,
     trace_difference,
     without_noise,
-    write_report,
 )
 
 REPO = Path(HERE).parent
@@ -260,22 +258,16 @@ def main() -> None:
         findings = [replay(audit, worlds, pool, row, audit.run(row["cell_id"])) for row in picked]
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    counts = outcome_counts(audit.rows)
     synthetic = dataset == "synthetic" or str(audit.provenance.get("synthetic", "")).startswith("yes")
-    meta = {
-        "benchmark": f"appworld {version}, dataset {dataset}",
-        "label": SYNTHETIC if synthetic else "",
-        "synthetic": synthetic,
-        "audit": str(args.audit),
-        "seed": args.seed,
-        "false_accepts": counts.get("false_accept", 0),
-        "false_rejects": counts.get("false_reject", 0),
-        "sampled_false_accepts": sum(1 for f in findings if f["outcome"] == "false_accept"),
-        "outcomes": counts,
-        "replayed_with": f"appworld {version}'s own worlds, reference solutions and evaluator",
-    }
-    out: Path = args.out or args.audit / "precision.json"
-    print(summary_line(meta, findings, write_report(out, meta, findings)))
+    report_findings(
+        args,
+        audit,
+        findings,
+        f"appworld {version}, dataset {dataset}",
+        f"appworld {version}'s own worlds, reference solutions and evaluator",
+        label=SYNTHETIC if synthetic else "",
+        synthetic=synthetic,
+    )
 
 
 if __name__ == "__main__":

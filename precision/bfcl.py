@@ -22,7 +22,6 @@ import json
 import os
 import re
 import sys
-from pathlib import Path
 from typing import Any
 
 HERE = os.path.dirname(os.path.realpath(__file__))
@@ -33,13 +32,11 @@ from precision_common import (
     base_args,
     diff,
     load_audit,
-    outcome_counts,
     pick,
+    report_findings,
     require,
-    summary_line,
     trace_difference,
     without_noise,
-    write_report,
 )
 
 TURN = "<turn>"  # how the manifest marks where a turn begins
@@ -273,19 +270,13 @@ def main() -> None:
             pools[category] = read_calls(by_category[category].values())
         entry = by_category[category][entry_id]
         findings.append(replay(audit, entry, category, pools[category], row, audit.run(row["cell_id"])))
-    counts = outcome_counts(audit.rows)
-    meta = {
-        "benchmark": f"bfcl multi-turn (bfcl-eval {installed})",
-        "audit": str(args.audit),
-        "seed": args.seed,
-        "false_accepts": counts.get("false_accept", 0),
-        "false_rejects": counts.get("false_reject", 0),
-        "sampled_false_accepts": sum(1 for f in findings if f["outcome"] == "false_accept"),
-        "outcomes": counts,
-        "replayed_with": f"bfcl-eval {installed}'s execute_multi_turn_func_call and multi_turn_checker",
-    }
-    out: Path = args.out or args.audit / "precision.json"
-    print(summary_line(meta, findings, write_report(out, meta, findings)))
+    report_findings(
+        args,
+        audit,
+        findings,
+        f"bfcl multi-turn (bfcl-eval {installed})",
+        f"bfcl-eval {installed}'s execute_multi_turn_func_call and multi_turn_checker",
+    )
 
 
 if __name__ == "__main__":

@@ -242,3 +242,23 @@ def base_args(default_sample: int) -> Any:
     )
     parser.add_argument("--out", type=Path, help="the JSON report (default AUDIT/precision.json); .md beside it")
     return parser
+
+
+def report_findings(
+    args: Any, audit: Audit, findings: list[dict[str, Any]], benchmark: str, replayed_with: str, **more: Any
+) -> None:
+    """Write the report of the replayed findings (to --out, else AUDIT_DIR/precision.json) and print its line."""
+    counts = outcome_counts(audit.rows)
+    meta = {
+        "benchmark": benchmark,
+        **more,
+        "audit": str(args.audit),
+        "seed": args.seed,
+        "false_accepts": counts.get("false_accept", 0),
+        "false_rejects": counts.get("false_reject", 0),
+        "sampled_false_accepts": sum(1 for f in findings if f["outcome"] == "false_accept"),
+        "outcomes": counts,
+        "replayed_with": replayed_with,
+    }
+    out: Path = args.out or args.audit / "precision.json"
+    print(summary_line(meta, findings, write_report(out, meta, findings)))
