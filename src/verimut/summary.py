@@ -27,7 +27,14 @@ OUTCOMES = [o.value for o in Outcome]
 # The columns of the alternative runs' table: what a correct run by another route can come to.
 ALT_OUTCOMES = [
     o.value
-    for o in (Outcome.ALT_PASS, Outcome.FALSE_REJECT, Outcome.REFUSED, Outcome.INCOMPLETE, Outcome.ERROR, Outcome.SAME_RUN)
+    for o in (
+        Outcome.ALT_PASS,
+        Outcome.FALSE_REJECT,
+        Outcome.REFUSED,
+        Outcome.INCOMPLETE,
+        Outcome.ERROR,
+        Outcome.SAME_RUN,
+    )
 ]
 ALT_TITLE = "Alternative runs: correct runs by another route"
 ALT_NOTE = (
