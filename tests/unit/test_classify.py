@@ -58,3 +58,25 @@ def test_an_alternative_run_is_judged_by_its_verdict_once_the_oracle_confirms_it
         classify(control=False, refused=refused, delivered=delivered, verdict=verdict, same_as_reference=same)
         is Outcome.HARMLESS
     )
+
+
+@given(st.booleans(), st.sampled_from([True, False, None]), st.booleans(), st.booleans())
+def test_an_obscure_end_is_never_a_finding_and_a_weak_pin_never_a_false_accept(delivered, verdict, alternative, weak):
+    """Nothing the benchmark observes tells an obscure end from the reference's: no false accept (the effect is
+    not shown to differ) and no false reject (the run is not shown to be the same). A weak pin's pass is apart."""
+    obscure = classify(
+        control=False,
+        refused=False,
+        delivered=delivered,
+        verdict=verdict,
+        same_as_reference=False,
+        alternative=alternative,
+        obscure=True,
+        weak_pin=weak,
+    )
+    assert obscure not in (Outcome.FALSE_ACCEPT, Outcome.FALSE_REJECT, Outcome.WEAK_PIN_ACCEPT, Outcome.ALT_PASS)
+    moved = classify(
+        control=False, refused=False, delivered=delivered, verdict=verdict, same_as_reference=False, weak_pin=weak
+    )
+    if delivered and verdict is True:
+        assert moved is (Outcome.WEAK_PIN_ACCEPT if weak else Outcome.FALSE_ACCEPT)
