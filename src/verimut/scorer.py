@@ -318,9 +318,7 @@ class Scorer:
             if "telemetry_differs" in evidence:
                 what = "; ".join(f"{c}: {n}" for c, n in evidence["telemetry_differs"].items())
                 reason += f", apart from telemetry it leaves out ({what})"
-        elif outcome is Outcome.FALSE_ACCEPT and compared.trace and not vs_reference:
-            pass  # the trace's own reason, above
-        elif outcome is Outcome.FALSE_ACCEPT:
+        elif outcome is Outcome.FALSE_ACCEPT and vs_reference:  # (a trace-only one keeps the trace's reason, above)
             reason = self._why_missed(cell.task, [d.collection for d in vs_reference])
         elif outcome is Outcome.CONTROL_FAIL:
             reason = f"the verifier ({verdict.detail}) fails the unedited reference run"
