@@ -200,7 +200,6 @@ class Scorer:
     def __init__(self, bench: Adapter, manifest: Manifest) -> None:
         self.bench = bench
         self.manifest = manifest
-        self.ignore = manifest.ignore
         self.replayer = Replayer(bench, {t: f.reference for t, f in manifest.tasks.items()})
         self.judge = Judge(bench, manifest, self.replayer)
         self._reference_end: dict[str, Any] = {}
