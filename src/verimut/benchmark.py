@@ -11,15 +11,16 @@ whose worker lacks it says so that way).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Protocol, runtime_checkable
 
-import msgspec
-
+from verimut import guard
 from verimut.errors import AuditError
 from verimut.forms import FormFacts
-from verimut.run import Action, Run, Step
+from verimut.run import Action, Run, Step, Verdict  # Verdict lives with the vocabulary: guard.py checks it
 
 GRAMMARS = ("api", "form")
 # What a task kind's verifier promises to decide (docs/method.md#contracts). `effect`: the requested effect and
@@ -28,14 +29,6 @@ GRAMMARS = ("api", "form")
 # that also holds the user task's effects), so a side effect is not the verifier's to reject.
 EFFECT, GOAL = "effect", "goal"
 CONTRACTS = (EFFECT, GOAL)
-
-
-class Verdict(msgspec.Struct, frozen=True):
-    """The verifier's answer. `checks` holds per-check results when the verifier reports several."""
-
-    passed: bool
-    detail: str = ""
-    checks: dict[str, bool] = {}
 
 
 @runtime_checkable
@@ -238,19 +231,27 @@ class Adapter:
         return self.bench.provenance()
 
     def tasks(self) -> Sequence[str]:
-        return self.bench.tasks()
+        listed = list(self.bench.tasks())
+        if len(set(listed)) != len(listed):  # a cell id names a task: two tasks of one id would be scored as one
+            seen: set[str] = set()
+            twice = next(t for t in listed if t in seen or seen.add(t))  # type: ignore[func-returns-value]
+            raise AuditError(f"{self.bench.name} lists the task {twice!r} twice: task ids must be unique")
+        return listed
 
     def instruction(self, task: str) -> str:
         return self.bench.instruction(task)
 
+    # The calls below run benchmark code on episodes: each goes through guard.py (sys.exit, verdicts, plain data).
     def reset(self, task: str) -> Any:
-        return self.bench.reset(task)
+        return guard.call(self.bench.reset, task)
 
     def reference(self, task: str, episode: Any) -> Run:
-        return self.bench.reference(task, episode)
+        return guard.call(self.bench.reference, task, episode)
 
     def execute(self, episode: Any, action: Action) -> Step:
-        return self.bench.execute(episode, action)
+        # A copy: an adapter that consumes its arguments (pops them) must not change the run verimut recorded.
+        given = Action(action.name, copy.deepcopy(action.args)) if action.args else action
+        return guard.call(self.bench.execute, episode, given)
 
     def is_write(self, action: Action) -> bool:
         return self.bench.is_write(action)
@@ -260,10 +261,10 @@ class Adapter:
         return action.name not in self.markers and not self.bench.is_write(action)
 
     def snapshot(self, episode: Any) -> Any:
-        return self.bench.snapshot(episode)
+        return guard.plain(guard.call(self.bench.snapshot, episode), self.bench.name)
 
     def verify(self, episode: Any, run: Run) -> Verdict:
-        return self.bench.verify(episode, run)
+        return guard.verdict(guard.call(self.bench.verify, episode, run))
 
 
 CAPABILITIES = ("fork", "verify_as", "explain", "verifier_source", "form", "close", "kind", "reads_trace", "patch")
@@ -290,6 +291,10 @@ def _contracts(bench: Any) -> dict[str, str]:
     return found
 
 
+def _checked(verify_as: Callable[[str, Any, Run], Any], task: str, episode: Any, run: Run) -> Verdict:
+    return guard.verdict(verify_as(task, episode, run))
+
+
 def resolve(bench: Benchmark | Adapter) -> Adapter:
     """The adapter with its optional capabilities looked up, once (an `Adapter` is returned as it is)."""
     if isinstance(bench, Adapter):
@@ -297,7 +302,9 @@ def resolve(bench: Benchmark | Adapter) -> Adapter:
     found: dict[str, Any] = {}
     for name in CAPABILITIES:
         member = getattr(bench, name, None)
-        found[name] = member if callable(member) else None
+        found[name] = partial(guard.call, member) if callable(member) else None
+    if found["verify_as"] is not None:
+        found["verify_as"] = partial(_checked, found["verify_as"])
     grammar = getattr(bench, "grammar", None) or "api"
     if grammar not in GRAMMARS:
         raise AuditError(f"{bench.name}: grammar {grammar!r} is not one of {', '.join(GRAMMARS)}")

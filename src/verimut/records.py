@@ -151,6 +151,29 @@ def content_hash(m: Manifest) -> str:
 # --- the ledger --------------------------------------------------------------------------------
 
 
+# Evidence keeps every value, but not every value whole: a string longer than CAP characters (a 5 MB field that
+# changes) is recorded as its first PREFIX characters, its length and its hash, so equal values still read equal
+# and the ledger, summary.json and the report stay readable (docs/method.md#evidence).
+CAP = 4096
+PREFIX = 1000
+
+
+def bounded(value: Any) -> Any:
+    """value, with each string in it longer than CAP cut to a prefix, its length and its sha256 (no copy if none is)."""
+    if isinstance(value, str):
+        if len(value) <= CAP:
+            return value
+        digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        return f"{value[:PREFIX]}... [{len(value):,} characters, sha256 {digest}]"
+    if isinstance(value, (list, tuple)):
+        out = [bounded(v) for v in value]
+        return value if all(a is b for a, b in zip(out, value, strict=True)) else type(value)(out)
+    if isinstance(value, dict):
+        pairs = {k: bounded(v) for k, v in value.items()}
+        return value if all(pairs[k] is v for k, v in value.items()) else pairs
+    return value
+
+
 class Difference(msgspec.Struct, frozen=True):
     """One collection's difference, as the ledger records it: the oracle's diff and its one-line count."""
 
@@ -165,7 +188,7 @@ class Difference(msgspec.Struct, frozen=True):
     def of(cls, d: oracle.CollectionDiff) -> Difference:
         # Through plain data, so records hold what the ledger will read back (a snapshot's own
         # types, e.g. a datetime, become their JSON form here, not only on the way to disk).
-        return msgspec.convert({"counts": d.counts(), **msgspec.to_builtins(d)}, cls)
+        return msgspec.convert({"counts": d.counts(), **bounded(msgspec.to_builtins(d))}, cls)
 
 
 class Evidence(msgspec.Struct, frozen=True, omit_defaults=True):

@@ -102,6 +102,12 @@ def load_spec(spec: str, what: str) -> object:
         module = importlib.import_module(module_name)
     except ImportError as e:
         raise AuditError(f"cannot import {module_name!r} for {what}: {e}") from None
+    except SyntaxError as e:  # the plug-in's own code: where it is wrong, in one line
+        raise AuditError(
+            f"{module_name!r} for {what} has a syntax error: {e.msg} ({e.filename}, line {e.lineno})"
+        ) from None
+    except Exception as e:  # noqa: BLE001  (a plug-in module that raises as it is imported)
+        raise AuditError(f"importing {module_name!r} for {what} raised {type(e).__name__}: {e}") from None
     try:
         return getattr(module, attr)
     except AttributeError:

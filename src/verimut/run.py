@@ -1,4 +1,4 @@
-"""A run: the actions an agent takes, plus the completion claim it ends with."""
+"""A run: the actions an agent takes, plus the completion claim it ends with; and what the verifier says of it."""
 
 from __future__ import annotations
 
@@ -33,3 +33,11 @@ class Step(msgspec.Struct, frozen=True):
 
     output: str
     error: str | None = None
+
+
+class Verdict(msgspec.Struct, frozen=True):
+    """The verifier's answer. `checks` holds per-check results when the verifier reports several."""
+
+    passed: bool
+    detail: str = ""
+    checks: dict[str, bool] = {}

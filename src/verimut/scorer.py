@@ -14,7 +14,8 @@ from verimut.benchmark import Adapter, Verdict
 from verimut.classify import classify, classify_swap
 from verimut.errors import AuditError, BenchmarkCrash
 from verimut.faults import is_alternative
-from verimut.records import Cell, CellResult, Difference, Evidence, Manifest, Outcome, TaskFacts
+from verimut.guard import VerdictError
+from verimut.records import Cell, CellResult, Difference, Evidence, Manifest, Outcome, TaskFacts, bounded
 from verimut.replay import Replay, Replayer
 from verimut.run import Action, Run, Step
 
@@ -222,8 +223,8 @@ class Scorer:
             variant=cell.variant,
             outcome=outcome,
             verdict=verdict,
-            evidence=Evidence(edit=cell.note, detail=cell.detail, **evidence),
-            **kw,
+            evidence=Evidence(edit=cell.note, detail=bounded(cell.detail), **bounded(evidence)),
+            **bounded(kw),
         )
 
     def unscorable(self, cell: Cell, control_outcome: str, task: str | None = None) -> CellResult:
@@ -242,6 +243,10 @@ class Scorer:
         except BenchmarkCrash as e:  # the benchmark's own process failed: this cell's error, not the audit's
             self.replayer.forget()  # its kept episodes died with it; the next cell replays afresh
             row = self.failed(cell, str(e))
+        except Exception as e:  # noqa: BLE001  (benchmark code outside its verifier: reset, execute, snapshot)
+            self.replayer.forget()  # what it kept may be half-made
+            reason = f"the benchmark raised {type(e).__name__}: {e}"
+            row = self._row(cell, Outcome.ERROR, None, {"traceback": traceback.format_exc(limit=5)}, reason=reason)
         return msgspec.structs.replace(row, seconds=round(time.perf_counter() - began, 6))
 
     def _score(self, cell: Cell) -> CellResult:
@@ -396,6 +401,8 @@ class Scorer:
             verdict = call()
         except BenchmarkCrash:
             raise  # the benchmark's process failed, not its verifier: recorded by `score`
+        except VerdictError as e:  # the verifier returned, but not a verdict verimut can record (guard.py)
+            return f"the verifier's answer is not a verdict: {e}"
         except Exception as e:  # noqa: BLE001  (the verifier is the benchmark's code: any exception is its error)
             evidence["traceback"] = traceback.format_exc(limit=5)
             return f"verifier raised {type(e).__name__}: {e}"

@@ -125,6 +125,18 @@ class Summary(msgspec.Struct):
     def exit_code(self) -> int:
         return 1 if self.false_accepts else 0
 
+    @property
+    def nothing_audited(self) -> str | None:
+        """Why no task could be audited (every control scored failed or errored), or None: some task was.
+
+        An audit whose controls all fail finds no false accept because it scored nothing, which is no clean bill.
+        """
+        if not self.control_failures or self.total(Outcome.CONTROL_PASS):
+            return None
+        first = "; ".join(f"{f['cell_id']}: {f['outcome']}: {f['reason']}" for f in self.control_failures[:2])
+        n = len(self.control_failures)
+        return f"nothing was audited: {'the' if n == 1 else f'all {n}'} control{'s' if n > 1 else ''} failed ({first})"
+
     def total(self, outcome: str, alternatives: bool | None = None) -> int:
         """Cells with `outcome`: in every family, or only the alternative (True) or fault (False) families."""
         return sum(
