@@ -17,12 +17,14 @@ Exit code: 0 when every number matches, 1 otherwise (a mismatch, or a file that 
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import math
+import re
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import IO, Any, NamedTuple
 
 # The store's file names (verimut.store), written out again: this script runs from an archive with
 # the standard library only, so it cannot import them. tests/test_layering.py checks they agree.
@@ -65,20 +67,45 @@ class Check(NamedTuple):
         return f"MISMATCH  {self.name}: ledger gives {self.derived}, summary.json says {self.recorded}"
 
 
-def read_ledger(data: bytes) -> dict[str, dict[str, Any]]:
+# The ledger is read in chunks of this size, never whole: a ledger padded with gigabytes of blank lines
+# (a compression bomb's payload) costs its rows in memory, not its length.
+CHUNK = 1 << 20
+# A row is a few KB; a "line" longer than this is no row, and is refused rather than held in memory.
+MAX_LINE = 64 << 20
+# A line's text from its first non-blank byte: the regular expression skips blank lines in C, which a
+# Python loop over a billion of them could not do in reasonable time.
+_TEXT = re.compile(rb"\S[^\n]*")
+
+
+def read_ledger(data: bytes | IO[bytes]) -> dict[str, dict[str, Any]]:
     """Rows by cell id, as verimut reads them: a torn tail after the last newline is not a row,
-    blank lines are skipped, and a cell recorded twice counts once (its last record)."""
+    blank lines are skipped, and a cell recorded twice counts once (its last record).
+
+    `data` is the ledger's bytes or a binary file, read CHUNK bytes at a time."""
+    f = io.BytesIO(data) if isinstance(data, bytes | bytearray) else data
     rows: dict[str, dict[str, Any]] = {}
-    lines = data.split(b"\n")
-    lines.pop()  # after the last newline: empty unless a write was torn (verimut ignores it too)
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
+    seen = 0  # lines before `block`
+    tail: list[bytes] = []  # the current line's bytes so far, not yet ended by a newline
+    held = 0
+    while chunk := f.read(CHUNK):
+        end = chunk.rfind(b"\n") + 1
+        if not end:
+            tail.append(chunk)
+            held += len(chunk)
+            if held > MAX_LINE:
+                raise ValueError(f"{LEDGER}: line {seen + 1} is longer than {MAX_LINE} bytes: not a cell record")
             continue
-        try:
-            row = json.loads(line)
-            rows[str(row["cell_id"])] = row
-        except (ValueError, KeyError, TypeError) as e:
-            raise ValueError(f"{LEDGER}: line {n} is not a cell record ({e})") from None
+        block = b"".join([*tail, chunk[:end]])
+        tail, held = [chunk[end:]], len(chunk) - end
+        for m in _TEXT.finditer(block):
+            try:
+                row = json.loads(m.group())
+                rows[str(row["cell_id"])] = row
+            except (ValueError, KeyError, TypeError) as e:
+                n = seen + block.count(b"\n", 0, m.start()) + 1
+                raise ValueError(f"{LEDGER}: line {n} is not a cell record ({e})") from None
+        seen += block.count(b"\n")
+    # What follows the last newline is empty unless a write was torn: verimut ignores it too.
     return rows
 
 
@@ -286,8 +313,10 @@ def _row_order(key: str) -> int:
     return SWAP_ROWS.index(key) if key in SWAP_ROWS else len(SWAP_ROWS)
 
 
-def checks(manifest_data: bytes, ledger_data: bytes, summary_data: bytes) -> tuple[str, list[Check]]:
-    """The arm ("fault" or "swap") and every check. Raises ValueError when a file cannot be read."""
+def checks(manifest_data: bytes, ledger_data: bytes | IO[bytes], summary_data: bytes) -> tuple[str, list[Check]]:
+    """The arm ("fault" or "swap") and every check. Raises ValueError when a file cannot be read.
+
+    The ledger, the one file that grows with the run, may be given as a binary file: it is streamed."""
     try:
         manifest, summary = json.loads(manifest_data), json.loads(summary_data)
     except ValueError as e:
@@ -306,12 +335,14 @@ def checks(manifest_data: bytes, ledger_data: bytes, summary_data: bytes) -> tup
 
 def check_dir(directory: Path) -> tuple[str, list[Check]]:
     data = {}
-    for name in (MANIFEST, LEDGER, SUMMARY):
-        try:
+    try:
+        for name in (MANIFEST, SUMMARY):
             data[name] = (directory / name).read_bytes()
-        except OSError as e:
-            raise ValueError(f"cannot read {directory / name} ({e.strerror})") from None
-    return checks(data[MANIFEST], data[LEDGER], data[SUMMARY])
+        name = LEDGER
+        with open(directory / name, "rb") as ledger:  # streamed, not read whole
+            return checks(data[MANIFEST], ledger, data[SUMMARY])
+    except OSError as e:
+        raise ValueError(f"cannot read {directory / name} ({e.strerror})") from None
 
 
 def main(argv: list[str]) -> int:

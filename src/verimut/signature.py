@@ -30,11 +30,19 @@ class Signature(msgspec.Struct, frozen=True):
     signature: str  # base64
 
 
+# A signature file is a few hundred bytes: one larger than this is not one, and is not read whole.
+_SIG_LIMIT = 64 << 10
+
+
 def digest(archive: Path) -> str:
     h = hashlib.sha256()
-    with open(archive, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
+    try:
+        with open(archive, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+    except OSError as e:
+        # Checked before the archive is opened as one (verify --key): a directory or a missing file is one line.
+        raise AuditError(f"cannot read {archive}: {e.strerror}") from None
     return h.hexdigest()
 
 
@@ -121,11 +129,17 @@ def trusted_keys(key: Path | None, allowed_signers: Path | None) -> dict[str, Ed
 def check(archive: Path, sig_path: Path, keys: dict[str, Ed25519PublicKey]) -> str:
     """The name of the trusted key that signed exactly this archive; an AuditError otherwise."""
     try:
-        record = msgspec.json.decode(sig_path.read_bytes(), type=Signature)
+        with open(sig_path, "rb") as f:
+            data = f.read(_SIG_LIMIT + 1)
+        if len(data) > _SIG_LIMIT:
+            raise AuditError(f"{sig_path} is larger than {_SIG_LIMIT} bytes: not a verimut signature")
+        record = msgspec.json.decode(data, type=Signature)
     except FileNotFoundError:
         raise AuditError(
             f"{archive} has no signature at {sig_path} (sign it with `verimut bundle --sign-key`)"
         ) from None
+    except OSError as e:
+        raise AuditError(f"cannot read the signature {sig_path}: {e.strerror}") from None
     except (msgspec.DecodeError, msgspec.ValidationError) as e:
         raise AuditError(f"{sig_path} is not a verimut signature ({e})") from None
     sha = digest(archive)
