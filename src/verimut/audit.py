@@ -22,6 +22,7 @@ from verimut import report_html, rewards
 from verimut import summary as summary_mod
 from verimut import swap as swap_mod
 from verimut.benchmark import USER, Adapter, kind_of
+from verimut.cell_view import Terminal
 from verimut.errors import AuditError
 from verimut.executor import Executor, InProcess
 from verimut.faults import CONTROL, FAMILIES, of_grammar
@@ -235,7 +236,7 @@ def _run(
     console: Console | None,
     quiet: bool,
 ) -> summary_mod.Summary | swap_mod.Census:
-    console = console or Console(stderr=True)
+    console = console or Terminal(stderr=True)  # the progress bar's text never drives the terminal
     store = Store(out)
     store.check_usable()
     with store.lock():

@@ -9,11 +9,14 @@ message and per-check results, and the rewards beside the control's.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import msgspec
-from rich.console import Group, RenderableType
+from rich.console import Console, ConsoleOptions, ConsoleRenderable, Group, RenderableType, RenderHook
+from rich.errors import MarkupError
+from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
@@ -176,27 +179,79 @@ _ACTIVE = frozenset(
 )
 
 
+# One character class, searched in C: `inert` runs over whole pages (report.html) and every line printed.
+_ACTIVE_RE = re.compile("[" + "".join(re.escape(chr(c)) for c in sorted(_ACTIVE)) + "]")
+
+
 def inert(text: str) -> str:
     """Text from the benchmark, made safe to print: every active character shown as its escape (`\\x1b`)."""
-    if not any(ord(ch) in _ACTIVE for ch in text):
+    if _ACTIVE_RE.search(text) is None:
         return text
-    return "".join(ch.encode("unicode_escape").decode() if ord(ch) in _ACTIVE else ch for ch in text)
+    return _ACTIVE_RE.sub(lambda found: found.group().encode("unicode_escape").decode(), text)
 
 
-def _inert_tree(value: Any) -> Any:
+def inert_tree(value: Any) -> Any:
+    """`inert` on every string of plain data (dict keys and tuples too), for data a figure draws as labels."""
     if isinstance(value, str):
         return inert(value)
     if isinstance(value, dict):
-        return {_inert_tree(k): _inert_tree(v) for k, v in value.items()}
+        return {inert_tree(k): inert_tree(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_inert_tree(v) for v in value]
+        return [inert_tree(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(inert_tree(v) for v in value)
     return value
+
+
+class Terminal(Console):
+    """A rich Console for everything verimut prints: benchmark text in it can never drive the terminal.
+
+    Task ids, instructions and verifier messages reach the screen inside tables, titles and messages,
+    and an ESC or OSC sequence among them would set the window title, clear the screen or plant a
+    link. Every str is made inert where rich turns it into Text (before layout, so columns keep
+    their widths); a hook then makes inert whatever reaches the output as a prebuilt Text. rich's
+    own styling and cursor control are added after both, so they are kept.
+
+    A str is also read as rich markup, and a task id can hold some: a stray closing tag (`[/]`)
+    would raise, so such a str is shown as it is; a `[link=...]` would have rich itself write the
+    hyperlink, so links are dropped (verimut prints none).
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.push_render_hook(_InertHook())
+
+    def render_str(self, text: str, **kwargs: Any) -> Text:
+        try:
+            return super().render_str(inert(text), **kwargs)
+        except MarkupError:
+            return super().render_str(inert(text), **{**kwargs, "markup": False})
+
+
+class _Inert:
+    """A renderable's segments with their text made inert and links dropped; rich's control segments kept."""
+
+    def __init__(self, renderable: RenderableType) -> None:
+        self.renderable = renderable
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Segment]:
+        for seg in console.render(self.renderable, options):
+            if seg.control:
+                yield seg
+                continue
+            style = seg.style.update_link(None) if seg.style is not None and seg.style.link else seg.style
+            yield Segment(inert(seg.text), style)
+
+
+class _InertHook(RenderHook):
+    def process_renderables(self, renderables: list[ConsoleRenderable]) -> list[ConsoleRenderable]:
+        return [_Inert(r) for r in renderables]
 
 
 def to_rich(v: CellView) -> RenderableType:
     """`verimut show`: the cell, its edit, its end-state evidence, the verifier, the rewards."""
     # Every string of the view comes from the benchmark or its verifier: none may drive the terminal.
-    v = msgspec.convert(_inert_tree(msgspec.to_builtins(v)), CellView)
+    v = msgspec.convert(inert_tree(msgspec.to_builtins(v)), CellView)
     head = Table.grid(padding=(0, 2))
     head.add_column(style="bold")
     head.add_column()

@@ -22,6 +22,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from verimut.cell_view import Terminal
 from verimut.errors import AuditError
 from verimut.faults import CONTROL, is_alternative
 from verimut.records import Outcome
@@ -313,7 +314,8 @@ def command(
     note = NOTE + (" " + LOWER_BOUND if audit is not None else "")
     report = Report(b, analyses, note, ENVELOPE_NOTE if b.counted else None)
 
-    console = Console(width=None if sys.stdout.isatty() else 140)
+    # Terminal: system and split names come from a CSV, and must not drive the terminal either.
+    console = Terminal(width=None if sys.stdout.isatty() else 140)
     fa = _share(b.alpha_k, b.alpha_n, "eligible tasks with a confirmed false accept")
     console.print(
         f"observed budget: alpha {b.alpha:.4f}{fa}, beta {b.beta:.4f}{_share(b.beta_k, b.beta_n, 'controls failed')}"

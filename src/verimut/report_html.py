@@ -345,5 +345,14 @@ def rebuild(store: Store) -> Path:
 def write(store: Store, m: Manifest, rows: Mapping[str, CellResult], result: Any, each: Each = serially) -> Path:
     """Write DIR/report.html (atomically: a reader never sees half a page); `each` draws its figures."""
     later = Later()
-    page = render(context(store, m, rows, result, later))
+
+    def draw(figure: Callable[..., str], *args: Any) -> str:
+        # A figure's labels are the benchmark's task ids: drawn inert, as the page shows them (a control
+        # character would only be a missing glyph, warned about on stderr with the raw byte).
+        return later(figure, *cell_view.inert_tree(args))
+
+    # Autoescaping stops markup, not control characters: a raw ESC or bidi override in a task id would
+    # still reach whoever views the source or copies a cell id into a terminal. Inert, as `ls` prints it
+    # (ids and their anchors alike, so the page's links still match); before the figures, which are base64.
+    page = cell_view.inert(render(context(store, m, rows, result, draw)))
     return store.write_report(later.fill(page, each))

@@ -15,7 +15,10 @@ every `FSYNC_EVERY` seconds and on close), so a run killed at any moment leaves 
 line, at the very end. Only the path that is
 about to append (`resume`) repairs such a tail; readers (`rows`) skip it and change nothing.
 Derived files are written atomically (temp file, fsync, rename): a reader sees the old file or
-the whole new one. No other module names these files: `reproduce.py` alone keeps its own
+the whole new one. Every file written here is a regular file verimut made: a symbolic link in its
+place (or on the way, `repair/`) is refused, not followed, so no write lands outside the
+directory. A full disk or a read-only file system is a one-line error that leaves every recorded
+row whole, so a rerun resumes. No other module names these files: `reproduce.py` alone keeps its own
 names, because it runs standalone from an archive without verimut installed.
 """
 
@@ -34,6 +37,7 @@ from typing import Any
 import msgspec
 
 from verimut import __version__
+from verimut.cell_view import inert
 from verimut.errors import AuditError
 from verimut.pairs import expanded, stored
 from verimut.records import CellResult, Manifest, RunRecord, content_hash
@@ -57,22 +61,97 @@ def encode_json(value: Any, *, order: Any = None) -> bytes:
     return msgspec.json.format(msgspec.json.encode(value, order=order))
 
 
+def refuse_link(path: Path) -> None:
+    """Refuse a symbolic link where verimut writes: appending through it would change the link's target, and a
+    dangling one would create a file outside --out (a directory copied or unpacked from elsewhere may hold one)."""
+    if path.is_symlink():
+        raise AuditError(f"{path} is a symbolic link; verimut writes only regular files it owns in --out")
+
+
+def _unwritable(path: Path, e: OSError) -> AuditError | None:
+    """A full disk or a read-only file system (ext4 remounts so after an I/O error) as one line naming the file."""
+    if e.errno in (errno.ENOSPC, errno.EDQUOT):
+        why = "no space left on device" if e.errno == errno.ENOSPC else "disk quota exceeded"
+        return AuditError(f"cannot write {path}: {why}; nothing recorded is lost; free space and run again to resume")
+    if e.errno == errno.EROFS:
+        return AuditError(
+            f"cannot write {path}: the file system is read-only; nothing recorded is lost; "
+            "make it writable and run again to resume"
+        )
+    return None
+
+
+@contextmanager
+def _writing(path: Path) -> Iterator[None]:
+    """Writes to `path` in this block: the machine's state (full, read-only) is an AuditError, not a traceback."""
+    try:
+        yield
+    except OSError as e:
+        error = _unwritable(path, e)
+        if error is None:
+            raise
+        raise error from None
+
+
+def _open(path: Path, flags: int) -> int:
+    """os.open for writing that never follows a link at `path`: O_NOFOLLOW closes the gap after `refuse_link`."""
+    try:
+        return os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            refuse_link(path)
+        raise
+
+
+def _write_whole(fd: int, data: bytes) -> None:
+    """Append `data` to the end of `fd` whole or not at all.
+
+    A disk that fills takes part of a write and refuses the rest: the row would be cut, and the
+    next run's first row would join its half, a line in the middle no reader can parse. So a
+    failed write is cut back to where it began (verimut is the file's one writer: it holds the lock).
+    """
+    start = os.lseek(fd, 0, os.SEEK_END)
+    rest = memoryview(data)
+    try:
+        while rest:
+            rest = rest[os.write(fd, rest) :]
+    except OSError:
+        try:
+            os.ftruncate(fd, start)
+        except OSError:
+            pass  # a torn last line is what `Store.resume` repairs
+        raise
+
+
+def _append(path: Path, data: bytes) -> None:
+    """Append whole lines to `path` (a run log, the torn rows), created if missing, never through a link."""
+    with _writing(path):
+        fd = _open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        try:
+            _write_whole(fd, data)
+        finally:
+            os.close(fd)
+
+
 def atomic_write(path: Path, data: bytes) -> None:
     """Write `path` so that a reader sees the old file or the whole new one, never a part."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-", suffix=".tmp")
-    try:
-        # mkstemp makes the file private; a derived file is as readable as the ledger beside it.
-        os.fchmod(fd, 0o644)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        # A half-written temp file left behind would make the directory look like a stranger's next time.
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    refuse_link(path)  # the rename would replace the link; refused like every other write, so a link is never lost
+    with _writing(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-", suffix=".tmp")
+        try:
+            # mkstemp makes the file private; a derived file is as readable as the ledger beside it.
+            os.fchmod(fd, 0o644)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            # A half-written temp file left behind would make the directory look like a stranger's next time
+            # (and on a full disk, it holds the space the user is asked to free).
+            Path(tmp).unlink(missing_ok=True)
+            raise
 
 
 # At most this long between fsyncs of the ledger. An fsync costs about 2 ms here, more than
@@ -92,20 +171,24 @@ class Appender:
         self._synced = 0.0
 
     def append(self, row: CellResult) -> None:
-        if self._fd is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            self._synced = time.monotonic()
-        os.write(self._fd, _encoder.encode(row) + b"\n")
-        if time.monotonic() - self._synced >= self.every:
-            os.fsync(self._fd)
-            self._synced = time.monotonic()
+        with _writing(self.path):
+            if self._fd is None:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._fd = _open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+                self._synced = time.monotonic()
+            _write_whole(self._fd, _encoder.encode(row) + b"\n")
+            if time.monotonic() - self._synced >= self.every:
+                os.fsync(self._fd)
+                self._synced = time.monotonic()
 
     def close(self) -> None:
         if self._fd is not None:
-            os.fsync(self._fd)
-            os.close(self._fd)
-            self._fd = None
+            fd, self._fd = self._fd, None
+            try:
+                with _writing(self.path):  # a network file system reports a full disk as late as this
+                    os.fsync(fd)
+            finally:
+                os.close(fd)
 
 
 class Store:
@@ -119,6 +202,24 @@ class Store:
 
     def path(self, name: str) -> Path:
         return self.directory / name
+
+    def _owned(self, name: str) -> Path:
+        """The path of `name` (e.g. `repair/summary.md`), refused if it or a folder on the way is a symbolic link."""
+        path = self.directory
+        for part in Path(name).parts:
+            path = path / part
+            refuse_link(path)
+        return path
+
+    def refuse_links(self) -> None:
+        """Refuse the directory when a file verimut writes there is a symbolic link: checked as a command takes
+        the lock, so an audit stops before its work, not at the end when it appends to the run log."""
+        for name in (MANIFEST, LEDGER, TORN, RUNS, SUMMARY_JSON, SUMMARY_MD, REWARDS, REPORT):
+            self._owned(name)
+        repair = self._owned(REPAIR)
+        if repair.is_dir():  # verimut owns all of repair/
+            for entry in sorted(repair.iterdir()):
+                refuse_link(entry)
 
     @property
     def ledger_path(self) -> Path:
@@ -151,6 +252,7 @@ class Store:
                 raise AuditError(
                     f"{self.directory} is in use by {_holder(fd)}: wait for it to finish, or choose another --out"
                 ) from None
+            self.refuse_links()
             yield
         finally:
             os.close(fd)  # closing releases the lock (forked workers' copies are gone by then)
@@ -169,7 +271,7 @@ class Store:
             raise AuditError(f"{out} is not a verimut output (no {MANIFEST}) and is not empty; choose another --out")
 
     def write_manifest(self, m: Manifest) -> None:
-        atomic_write(self.directory / MANIFEST, encode_json(stored(m), order="sorted"))
+        self.write(MANIFEST, encode_json(stored(m), order="sorted"))
 
     def read_manifest(self) -> Manifest:
         path = self.directory / MANIFEST
@@ -221,12 +323,16 @@ class Store:
         The torn bytes are kept, not dropped, so nothing is silently lost; the next appended row
         then starts on a line of its own.
         """
+        refuse_link(self.ledger_path)  # before reading: the rows would be another file's, and cut below
         rows, data, tail = self._parse()
         if tail:
-            with open(self.directory / TORN, "ab") as keep:
-                keep.write(tail + b"\n")
-            with open(self.ledger_path, "r+b") as f:
-                f.truncate(len(data) - len(tail))
+            _append(self._owned(TORN), tail + b"\n")
+            with _writing(self.ledger_path):
+                fd = _open(self.ledger_path, os.O_WRONLY)
+                try:
+                    os.ftruncate(fd, len(data) - len(tail))
+                finally:
+                    os.close(fd)
         return rows
 
     def appender(self) -> Appender:
@@ -237,8 +343,7 @@ class Store:
     # ledger's per-cell `seconds` (scoring time, summed over workers) does not say.
 
     def append_run(self, record: RunRecord) -> None:
-        with open(self.directory / RUNS, "ab") as f:
-            f.write(_encoder.encode(record) + b"\n")
+        _append(self._owned(RUNS), _encoder.encode(record) + b"\n")
 
     def runs(self) -> list[RunRecord]:
         """Every recorded invocation; a line that does not parse (a torn write) is skipped, it only informs."""
@@ -257,7 +362,7 @@ class Store:
 
     def write(self, name: str, data: bytes | str) -> Path:
         """Write a derived file (a name relative to the directory, e.g. `repair/summary.md`) atomically."""
-        path = self.directory / name
+        path = self._owned(name)
         atomic_write(path, data.encode() if isinstance(data, str) else data)
         return path
 
@@ -270,8 +375,9 @@ class Store:
 
     def write_summary(self, report: Any, text: str) -> None:
         """summary.json (the report, for machines) and summary.md (the text, for people)."""
-        self.write(SUMMARY_JSON, encode_json(report))
-        self.write(SUMMARY_MD, text)
+        self.write(SUMMARY_JSON, encode_json(report))  # JSON escapes control characters itself
+        # Markdown is read in a terminal (cat, less -R) as often as rendered: the benchmark's ESC and BEL inert.
+        self.write(SUMMARY_MD, inert(text))
 
     def write_rewards(self, per_cell: Any) -> None:
         self.write(REWARDS, encode_json(per_cell, order="sorted"))
@@ -289,11 +395,13 @@ class Store:
 
     def write_repair(self, module_name: str, source: str) -> Path:
         """The repaired verifiers' module, under repair/."""
-        return self.write(f"{REPAIR}/{module_name}", source)
+        # Its comments name cells by id: inert there, as a raw ESC would drive the terminal of whoever reads it
+        # and a raw CR ends a comment for Python. Its literals are repr()s, which hold no raw control character.
+        return self.write(f"{REPAIR}/{module_name}", inert(source))
 
     def write_repair_summary(self, report: Any, text: str) -> None:
         self.write(f"{REPAIR}/{SUMMARY_JSON}", encode_json(report))
-        self.write(f"{REPAIR}/{SUMMARY_MD}", text)
+        self.write(f"{REPAIR}/{SUMMARY_MD}", inert(text))  # as summary.md
 
     def repair_summary(self) -> Any:
         return self.read_json(f"{REPAIR}/{SUMMARY_JSON}")
