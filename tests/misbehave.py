@@ -174,3 +174,24 @@ class SlowVerifier(TodoBench):
 
 
 slow = SlowVerifier()
+
+
+class NewlineTask(TodoBench):
+    """A task id holding a newline and code: the repaired module's comments must not end at it."""
+
+    ID = "todo/add_milk\nPLANTED = 1  # "
+
+    def tasks(self):
+        return [self.ID, "todo/add_call"]
+
+    def instruction(self, task):
+        return TASKS["todo/add_milk" if task == self.ID else task]
+
+    def reference(self, task, episode):
+        return super().reference("todo/add_milk" if task == self.ID else task, episode)
+
+    def reset(self, task):
+        return {"task": "todo/add_milk" if task == self.ID else task, "items": ["water plants"]}
+
+
+newline_task = NewlineTask()

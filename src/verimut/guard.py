@@ -3,9 +3,10 @@
 - A verdict's `passed` (and each check) is a real bool: a truthy string ("no") counted as a pass would make
   false accepts that are not there. numpy's bool is taken as the bool it is; anything else is `VerdictError`,
   which the scorer records as that cell's error (never as a verdict).
-- A snapshot is plain data (docs/adapters.md#snapshots): a set becomes a sorted list (a set has no order, so
-  comparing it as one would depend on hashing), a numpy scalar its Python value; a key that is not a string,
-  a structure that contains itself, or any other object is `AuditError` naming where it sits in the snapshot.
+- A snapshot is plain data (docs/adapters.md#what-verimut-checks-at-the-seam): a set becomes a list in one
+  order (a set has none, so comparing it as one would depend on hashing), a numpy scalar its Python value; a
+  key that is not a string, a structure that contains itself, or any other object is `AuditError` naming where
+  it sits in the snapshot.
 - Benchmark code that calls `sys.exit` raises `BenchmarkExit` instead: that call's error, not verimut's exit.
 """
 
@@ -93,7 +94,7 @@ class _Walk:
     def fail(self, path: str, problem: str) -> AuditError:
         return AuditError(
             f"{self.bench}'s snapshot is not plain data: {path} {problem} (a snapshot holds dicts with string "
-            "keys, lists and scalars: docs/adapters.md#snapshots)"
+            "keys, lists and scalars: docs/adapters.md#what-verimut-checks-at-the-seam)"
         )
 
     def value(self, v: Any, path: str, depth: int) -> Any:

@@ -455,6 +455,12 @@ def _why_open(row: CellResult, blocked: Sequence[str], dropped: Mapping[str, str
 # --- the module -------------------------------------------------------------------------------
 
 
+def _comment(text: str) -> str:
+    """Text for a `#` comment of the generated module: a newline in a task id would end the comment and make the
+    rest of the line code, so every character that is not printable is written as its escape."""
+    return repr(text)[1:-1]
+
+
 def module_source(m: Manifest, repairs: Sequence[TaskRepair]) -> str:
     lines = [
         f'"""Repaired verifiers for {m.benchmark} {m.version}, written by `verimut repair`.',
@@ -483,7 +489,7 @@ def module_source(m: Manifest, repairs: Sequence[TaskRepair]) -> str:
         if not fix.checks:
             continue
         caught = [c for c in fix.targets if c in fix.caught]
-        lines.append(f"    # rejects {len(caught)} confirmed false accept(s): {', '.join(caught)}")
+        lines.append(f"    # rejects {len(caught)} confirmed false accept(s): {_comment(', '.join(caught))}")
         lines.append(f"    {fix.task!r}: [")
         effect = {d.collection: len(d.added) for d in m.tasks[fix.task].effect}
         for check in fix.checks:
@@ -500,7 +506,7 @@ def module_source(m: Manifest, repairs: Sequence[TaskRepair]) -> str:
                 )
             else:
                 why = "the reference run leaves it alone (a false accept changed it)"
-            lines.append(f"        {check},  # {why}")
+            lines.append(f"        {check},  # {_comment(why)}")
         lines.append("    ],")
     lines += [
         "}",

@@ -169,3 +169,19 @@ def test_a_ledger_row_the_edited_manifest_no_longer_holds_is_named_by_report(tmp
     done = verimut("report", str(out))
     assert done.returncode in (0, 1), done.stderr
     assert "1 ledger row(s) name cells this manifest does not hold" in done.stdout and dropped in done.stdout
+
+
+def test_a_task_id_with_a_newline_plants_no_code_in_the_repaired_module(tmp_path):
+    import importlib.util
+
+    out, done = audit(tmp_path, "newline_task")
+    assert done.returncode == 1, done.stderr
+    repaired = verimut("repair", str(out), "--benchmark", PLUGIN + "newline_task")
+    assert repaired.returncode in (0, 1), repaired.stderr
+    [module] = (out / "repair").glob("*.py")
+    spec = importlib.util.spec_from_file_location("repaired_under_test", module)
+    assert spec is not None and spec.loader is not None
+    loaded = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(loaded)
+    assert not hasattr(loaded, "PLANTED")
+    assert "todo/add_milk\\nPLANTED" in module.read_text()
