@@ -1,8 +1,9 @@
 """The command line: `verimut audit BENCHMARK`, `verimut swap BENCHMARK`, `verimut report DIR`, `verimut ls DIR`,
 `verimut show DIR CELL_ID`, `verimut families`, ...
 
-Exit codes: 0 no confirmed false accept, 1 at least one, 2 could not audit. `--fail-on`
-replaces "at least one confirmed false accept" with an expression over the counts.
+Exit codes: 0 no confirmed false accept, 1 at least one, 2 could not audit (or audited nothing: every control
+failed), 130 interrupted (SIGINT), 143 stopped (SIGTERM). `--fail-on` replaces "at least one confirmed false
+accept" with an expression over the counts.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Annotated, Any
 
 import msgspec
 import typer
-from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from verimut import adapters, cell_view, coverage, junit, report_html, rewards, sarif
@@ -35,8 +36,9 @@ from verimut.faults import CONTROL, FAMILIES, GRAMMARS, is_alternative
 from verimut.store import LEDGER, REPAIR, REPORT, REWARDS, SUMMARY_JSON, SUMMARY_MD, Store
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
-err = Console(stderr=True)
-out = Console(width=None if sys.stdout.isatty() else 140)
+# Terminal, not Console: what is printed carries the benchmark's text, which must never drive the terminal.
+err = cell_view.Terminal(stderr=True)
+out = cell_view.Terminal(width=None if sys.stdout.isatty() else 140)
 
 
 def _tables(s: summary_mod.Summary) -> list[Table]:
@@ -193,6 +195,8 @@ def _finish(
         out.print(f"fail-on {str(gate)!r} holds: " + "; ".join(fired), highlight=False)
     elif ci.fail_on is not None:
         out.print(f"fail-on {str(gate)!r} does not hold", highlight=False)
+    if not fired and isinstance(s, summary_mod.Summary) and s.nothing_audited is not None:
+        raise AuditError(s.nothing_audited)  # the report is written; the exit says the run audited nothing
     raise typer.Exit(1 if fired else 0)
 
 
@@ -411,6 +415,14 @@ def report(
     gate_mod.read(fail_on, gate_mod.vocabulary_of_manifest(m))
     with store.lock():
         rows = store.rows()
+        held = {c.cell_id for c in m.cells}
+        orphans = [cid for cid in rows if cid not in held]
+        if orphans:  # a manifest edited after scoring (and its hash recomputed): say what the report leaves out
+            out.print(
+                f"[yellow]note[/]: {len(orphans)} ledger row(s) name cells this manifest does not hold (first: "
+                f"{escape(repr(orphans[0]))}); the manifest changed after they were scored, so the report leaves them out",
+                highlight=False,
+            )
         locate = None
         if sarif_path is not None and (benchmark is not None or adapters.known(m.benchmark)):
             locate = sarif.locator(adapters.load(benchmark or m.benchmark, m.version))
@@ -522,36 +534,62 @@ app.command("rank")(rank_mod.command)
 
 
 def main() -> None:
+    """Run the command line and exit with its code (the module's docstring lists them).
+
+    SIGINT (Ctrl-C) and SIGTERM, to this process or to its whole group, end a command the same way: the work
+    stops (forked workers stopped or killed, the ledger closed, the directory's lock released), one line on
+    stderr, and exit 130 for SIGINT, 143 for SIGTERM (128 + the signal: what a shell reports for a process the
+    signal ended, so a service manager sees its stop obeyed). A resumed run scores what was left.
+    A benchmark's thread left running never holds the exit (`children.leave`).
+    """
+    import signal
+
+    from verimut import children
+
+    children.on_signals()
+
+    def say(message: str) -> None:  # after a stopping signal, what broke on the way out is not news
+        if children.received() is None:
+            err.print(message, highlight=False, markup=False, soft_wrap=True)
+
+    interrupted = False
     try:
-        code = app(standalone_mode=False)
+        try:
+            got = app(standalone_mode=False)
+        finally:
+            children.armed = False  # first, however the command ended: a signal now would only break the exit
+        code = got if isinstance(got, int) else 0
+        interrupted = code == 130  # typer answers a KeyboardInterrupt with exit code 130, silently
     except AuditError as e:
-        err.print(f"verimut: error: {e}", highlight=False, markup=False, soft_wrap=True)
-        sys.exit(2)
+        say(f"verimut: error: {e}")
+        code = 2
     except typer.Exit as e:
-        sys.exit(e.exit_code)
+        code = e.exit_code
     except (typer.Abort, KeyboardInterrupt):
-        err.print("verimut: interrupted; scored cells are in the ledger, run again to resume")
-        sys.exit(130)
+        interrupted, code = True, 130
+    except SystemExit as e:  # a benchmark's sys.exit in this process: its code, as the interpreter would exit
+        code = e.code if isinstance(e.code, int) else int(e.code is not None)
     except Exception as e:  # noqa: BLE001  (usage errors and crashes, sorted below)
         # Usage errors (unknown option, missing argument) arrive here in non-standalone mode;
         # typer vendors its own click, so recognise them by their interface.
         if hasattr(e, "format_message") and hasattr(e, "exit_code"):
-            err.print(f"verimut: error: {e.format_message()}", highlight=False, markup=False, soft_wrap=True)
-            sys.exit(2)
-        # Not exit 1, which means "confirmed false accepts": a crash means the audit could not finish.
-        import traceback
+            say(f"verimut: error: {e.format_message()}")
+        elif children.received() is None:
+            # Not exit 1, which means "confirmed false accepts": a crash means the audit could not finish.
+            import traceback
 
-        traceback.print_exc()
-        err.print(
-            f"verimut: internal error: {type(e).__name__}: {e}; recorded cells are kept, run again to resume",
-            markup=False,
-        )
-        sys.exit(2)
+            traceback.print_exc()
+            say(f"verimut: internal error: {type(e).__name__}: {e}; recorded cells are kept, run again to resume")
+        code = 2
     finally:
         # Everything the command made is written by now. The interpreter's last collection at exit would walk
         # every object still held (AgentDojo's suites, the manifest): 0.2 s of a census's exit, for nothing.
         gc.freeze()
-    sys.exit(code if isinstance(code, int) else 0)
+    signum = children.received()
+    if signum is not None or interrupted:
+        err.print("verimut: interrupted; scored cells are in the ledger, run again to resume", highlight=False)
+        code = 128 + (signum or signal.SIGINT)  # SIGINT: a KeyboardInterrupt no signal raised
+    children.leave(code)
 
 
 if __name__ == "__main__":

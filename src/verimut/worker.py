@@ -25,6 +25,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import signal
 import sys
 import traceback
 from typing import Any
@@ -125,6 +126,11 @@ def main(argv: list[str]) -> int:
         print("usage: worker.py module:object", file=sys.stderr)
         return 2
     _die_with_parent()
+    # A Ctrl-C to the terminal's process group reaches this worker too: verimut, its parent, stops it (SIGKILL, or
+    # by dying), so here it must print no traceback of its own. A handler, not SIG_IGN: SIG_IGN would survive exec
+    # into a browser or server the benchmark starts, which would then ignore the SIGTERM meant to stop it.
+    for stop in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(stop, lambda *_: None)
     adapter = _load(argv[0])
     # The protocol owns stdout: anything the benchmark prints goes to stderr instead.
     out = os.fdopen(os.dup(sys.stdout.fileno()), "w", buffering=1)
