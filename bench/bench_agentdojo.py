@@ -11,12 +11,12 @@ environments have been loaded once (that load is timed apart, as `env_load_s`). 
 repeat measures, in alternating order (forward on even repeats, backward on odd ones, so
 that drift on a noisy machine does not always favour the same measurement):
 
-- `audit`: the real `verimut.audit.audit(bench, tmp, suites=..., quiet=True)`, end to end,
+- `audit`: the real `verimut.api.audit(bench, tmp, suites=..., quiet=True)`, end to end,
   into a fresh temporary directory.
 - `phased`: the same pipeline called phase by phase into another fresh directory:
   `audit.prepare` (manifest building: two replays per reference run, the idempotence
   census, the fault grammar, the atomic manifest write), `audit.score_all` with
-  `executor.InProcess()` (replay every cell, diff the end state, call the verifier,
+  `verimut.executors.InProcess()` (replay every cell, diff the end state, call the verifier,
   append to the fsync'd ledger), and `summary.write`. Each phase is timed.
 - `bare`: for exactly the manifest's cells that have a run (refused cells have none), a
   plain loop doing only what cannot be avoided: `bench.reset(task)`, `bench.execute` of
@@ -54,11 +54,12 @@ import msgspec
 
 import verimut
 from verimut import adapters
-from verimut import audit as audit_mod
-from verimut import summary as summary_mod
-from verimut.executor import InProcess
-from verimut.records import Manifest
-from verimut.store import Store
+from verimut import api as audit_mod
+from verimut.core.records import Manifest
+from verimut.engine import pipeline
+from verimut.engine.store import Store
+from verimut.executors.inprocess import InProcess
+from verimut.findings import summary as summary_mod
 
 SUITES = ("workspace", "travel", "banking", "slack")
 DEFAULT_JSON = Path(__file__).resolve().parent / "out" / "latest.json"
@@ -100,14 +101,14 @@ def measure_audit(bench: Any, suites: Sequence[str]) -> tuple[dict[str, Any], su
 
 
 def measure_phased(bench: Any, suites: Sequence[str]) -> tuple[dict[str, Any], Manifest, summary_mod.Summary]:
-    chosen = audit_mod.select_tasks(bench.tasks(), suites)
-    families = audit_mod.select_families()
+    chosen = pipeline.select_tasks(bench.tasks(), suites)
+    families = pipeline.select_families()
     with tempfile.TemporaryDirectory(prefix="verimut-bench-phased-") as tmp:
         out = Path(tmp)
         t0 = time.perf_counter()
-        m = audit_mod.prepare(bench, Store(out), chosen, families, lambda _: None)
+        m = pipeline.prepare(bench, Store(out), chosen, families, lambda _: None)
         t1 = time.perf_counter()
-        rows = audit_mod.score_all(bench, m, Store(out), InProcess())
+        rows = pipeline.score_all(bench, m, Store(out), InProcess())
         t2 = time.perf_counter()
         s = summary_mod.write(m, rows, Store(out))
         t3 = time.perf_counter()

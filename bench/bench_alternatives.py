@@ -44,14 +44,15 @@ from typing import Any
 
 import msgspec
 
-from verimut import adapters, repair
-from verimut import audit as audit_mod
-from verimut import manifest as manifest_mod
-from verimut.benchmark import Adapter
-from verimut.executor import InProcess
-from verimut.faults import is_alternative
-from verimut.records import Cell, CellResult, Manifest
-from verimut.store import Store
+import verimut.repair as repair  # noqa: PLR0402  (the package; `verimut.repair.repair` the attribute is the API function)
+from verimut import adapters
+from verimut.core.benchmark import Adapter
+from verimut.core.records import Cell, CellResult, Manifest
+from verimut.engine import manifest as manifest_mod
+from verimut.engine import pipeline
+from verimut.engine.store import Store
+from verimut.executors.inprocess import InProcess
+from verimut.grammar.faults import spec_of
 
 HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
@@ -86,7 +87,7 @@ def score(bench: Adapter, m: Manifest) -> tuple[float, dict[str, CellResult]]:
         store = Store(Path(tmp))
         store.write_manifest(m)  # outside the timer, as `prepare` leaves the directory
         began = time.perf_counter()
-        rows = audit_mod.score_all(bench, m, store, InProcess())
+        rows = pipeline.score_all(bench, m, store, InProcess())
         return time.perf_counter() - began, dict(rows)
 
 
@@ -112,15 +113,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     info = machine() | {"loadavg_start": list(os.getloadavg())}
     bench = adapters.load("agentdojo")
-    tasks = audit_mod.select_tasks(bench.tasks(), args.suite)
+    tasks = pipeline.select_tasks(bench.tasks(), args.suite)
     print("set-up: the manifest, one scoring, the repair's checks ...", file=sys.stderr, flush=True)
-    m = manifest_mod.build(bench, tasks, audit_mod.select_families())
-    alt_m = only(m, [c for c in m.cells if c.run is not None and (c.is_control or is_alternative(c.family))])
+    m = manifest_mod.build(bench, tasks, pipeline.select_families())
+    alt_m = only(m, [c for c in m.cells if c.run is not None and (c.is_control or spec_of(c.family).is_alternative)])
     _, rows = score(bench, m)
     with tempfile.TemporaryDirectory(prefix="verimut-bench-alt-repair-") as tmp:
         store = Store(Path(tmp))
         store.write_manifest(m)
         module = repair.load_module(Path(repair.run(bench, m, rows, store).module))  # synthesis and a first regrade
+        checks = module.CHECKS  # the checks as data: the regrade grades with them, in this process (as before)
         graded = [c for c in m.cells if c.run is not None and (r := rows.get(c.cell_id)) and r.verdict is not None]
 
         runs: list[dict[str, Any]] = []
@@ -136,7 +138,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     r[name] = bare(bench, alt_m.cells)
                 elif name == "regrade":
                     began = time.perf_counter()
-                    repair.regrade(bench, m, rows, module)
+                    repair.regrade(bench, m, rows, checks, InProcess())
                     r[name] = time.perf_counter() - began
                 else:
                     r[name] = bare(bench, graded)
@@ -148,7 +150,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     def med(key: str) -> float:
         return statistics.median(r[key] for r in runs)
 
-    n_alt = sum(is_alternative(c.family) for c in alt_m.cells)
+    n_alt = sum(spec_of(c.family).is_alternative for c in alt_m.cells)
     fig = {
         "alternative_cells": n_alt,
         "controls": len(alt_m.cells) - n_alt,

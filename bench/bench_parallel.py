@@ -87,10 +87,12 @@ def bare_loop(share: int = 0, of: int = 1) -> dict[str, float]:
     `share`-th (each run still replayed once): one of `of` processes that split the loop between them.
     """
     began = time.perf_counter()
-    from verimut import adapters, audit, pairs
+    from verimut import adapters
+    from verimut.engine import pipeline
+    from verimut.grammar import pairs
 
     bench = adapters.load("agentdojo")
-    tasks = audit.select_kinds(bench, audit.select_tasks(bench.tasks()), ["user"])
+    tasks = pipeline.select_kinds(bench, pipeline.select_tasks(bench.tasks()), ["user"])
     assert bench.fork is not None and bench.verify_as is not None
     suites: dict[str, list[str]] = {}
     for t in tasks:

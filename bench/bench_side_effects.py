@@ -71,15 +71,15 @@ from typing import Any
 import msgspec
 
 from verimut import adapters
-from verimut import audit as audit_mod
-from verimut import manifest as manifest_mod
-from verimut import scorer as scorer_mod
-from verimut.benchmark import Adapter
-from verimut.executor import InProcess
-from verimut.faults import FAMILIES
-from verimut.records import Cell, Manifest, cell_id
-from verimut.replay import Replayer, shared_prefix
-from verimut.store import Store
+from verimut.core.benchmark import Adapter
+from verimut.core.records import Cell, Manifest, cell_id
+from verimut.core.replay import Replayer, shared_prefix
+from verimut.engine import manifest as manifest_mod
+from verimut.engine import pipeline
+from verimut.engine import scorer as scorer_mod
+from verimut.engine.store import Store
+from verimut.executors.inprocess import InProcess
+from verimut.grammar.faults import FAMILIES
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -180,7 +180,7 @@ def measure_score_all(bench: Adapter, m: Manifest, prefixes: bool = False) -> tu
         store.write_manifest(m)  # outside the timer, as `prepare` leaves the directory
         with prefix_forks() if prefixes else nullcontext():
             began = time.perf_counter()
-            rows = audit_mod.score_all(bench, m, store, InProcess())
+            rows = pipeline.score_all(bench, m, store, InProcess())
             total = time.perf_counter() - began
         ledger = plain_ledger(store)
     return {"total_s": total, "scorer_sum_s": sum(r.seconds for r in rows.values())}, ledger
@@ -277,11 +277,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         bench.reset(first[s])
     env_load_s = perf() - t0
 
-    tasks = audit_mod.select_tasks(bench.tasks(), args.suite)
+    tasks = pipeline.select_tasks(bench.tasks(), args.suite)
     print("building the manifests once ...", file=sys.stderr, flush=True)
     se_m, source = side_effect_manifest(bench, tasks)
     se_m = reread(se_m)
-    fault_m = reread(manifest_mod.build(bench, tasks, audit_mod.select_families()))
+    fault_m = reread(manifest_mod.build(bench, tasks, pipeline.select_families()))
     replayed_bench = dataclasses.replace(bench, fork=None)
     n = len(se_m.cells)
     n_fault = sum(c.run is not None for c in fault_m.cells)

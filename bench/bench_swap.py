@@ -59,7 +59,7 @@ B. Prefix reuse in the fault arm, over the fault manifest (built once, see above
   reset. (An earlier version also started edited runs from forked checkpoints of shared
   prefixes; this measurement showed that did not pay on AgentDojo, so it was dropped.)
 - `fault_off`: the same, with prefix reuse turned off. The script wraps
-  `verimut.replay.Replayer.__init__` for this measurement only (restored in a `finally`):
+  `verimut.core.replay.Replayer.__init__` for this measurement only (restored in a `finally`):
   the wrapper calls the original and then sets `self.forks = False`, so the Replayer falls
   back to a fresh `replay()` from `bench.reset` for every run (the reference end states
   included). Nothing in src/ is changed; the wrapper checks that exactly one Replayer was
@@ -92,12 +92,12 @@ from typing import Any
 import msgspec
 
 from verimut import adapters
-from verimut import audit as audit_mod
-from verimut import manifest as manifest_mod
-from verimut import replay as replay_mod
-from verimut.executor import InProcess
-from verimut.records import Cell, Manifest
-from verimut.store import Store
+from verimut.core import replay as replay_mod
+from verimut.core.records import Cell, Manifest
+from verimut.engine import manifest as manifest_mod
+from verimut.engine import pipeline
+from verimut.engine.store import Store
+from verimut.executors.inprocess import InProcess
 
 HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
@@ -181,9 +181,9 @@ def measure_swap(bench: Any, tasks: Sequence[str]) -> tuple[dict[str, Any], dict
     with tempfile.TemporaryDirectory(prefix="verimut-bench-swap-") as tmp:
         out = Path(tmp)
         t0 = perf()
-        m = audit_mod.prepare(bench, Store(out), tasks, (), lambda _: None, "swap")
+        m = pipeline.prepare(bench, Store(out), tasks, (), lambda _: None, "swap")
         t1 = perf()
-        rows = audit_mod.score_all(bench, m, Store(out), InProcess())
+        rows = pipeline.score_all(bench, m, Store(out), InProcess())
         t2 = perf()
         ledger = read_ledger(out)
     fig = {
@@ -255,7 +255,7 @@ def measure_fault(bench: Any, m: Manifest, reuse: bool) -> tuple[dict[str, Any],
         Store(out).write_manifest(m)  # outside the timer: as `prepare` leaves the directory
         with nullcontext([]) if reuse else no_prefix_reuse() as built:
             began = time.perf_counter()
-            rows = audit_mod.score_all(bench, m, Store(out), InProcess())
+            rows = pipeline.score_all(bench, m, Store(out), InProcess())
             total = time.perf_counter() - began
         if not reuse:
             assert len(built) == 1 and not built[0].forks, "the reuse-off wrapper did not take"
@@ -321,8 +321,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         bench.reset(first_task[s])
     env_load_s = perf() - t0
 
-    tasks = audit_mod.select_tasks(bench.tasks(), args.suite)
-    families = audit_mod.select_families()
+    tasks = pipeline.select_tasks(bench.tasks(), args.suite)
+    families = pipeline.select_families()
     print("building the swap and fault manifests once ...", file=sys.stderr, flush=True)
     t0 = perf()
     swap_m = manifest_mod.build(bench, tasks, (), arm="swap")

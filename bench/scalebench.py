@@ -38,9 +38,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from verimut.benchmark import Verdict
-from verimut.errors import AuditError
-from verimut.run import Action, Run, Step
+from verimut import Action, AuditError, Run, Step, Verdict
 
 VERSION = "1"  # of the generator: bump it when the same options would generate another benchmark
 SUITE = "scale"

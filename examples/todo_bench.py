@@ -4,8 +4,7 @@ Each task asks for one item to be added. Its verifier checks that the item is th
 and not how many times: `verimut audit examples.todo_bench:benchmark` finds that.
 """
 
-from verimut.benchmark import Verdict
-from verimut.run import Action, Run, Step
+from verimut import Action, Run, Step, Verdict
 
 TASKS = {"todo/add_milk": "Add 'buy milk' to my list.", "todo/add_call": "Add 'call mum' to my list."}
 

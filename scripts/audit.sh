@@ -7,6 +7,7 @@ bash scripts/install.sh
 case "${1:-}" in
   appworld) bash scripts/install-appworld.sh ;;
   bfcl) bash scripts/install-bfcl.sh ;;
+  miniwob) bash scripts/install-cube.sh ;;
   tau2) bash scripts/install-tau2.sh ;;
   workarena) bash scripts/install-workarena.sh ;;
 esac

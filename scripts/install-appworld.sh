@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Create ./.venv-appworld: AppWorld 0.1.3.post1 (the version the paper pins) in its own interpreter,
 # since it pins pydantic 1 and verimut's AgentDojo needs pydantic 2. verimut drives it across a process
-# boundary (src/verimut/worker.py). `appworld install` unpacks the apps shipped in the wheel (offline).
+# boundary (src/verimut/adapters/worker.py). `appworld install` unpacks the apps shipped in the wheel (offline).
 # Safe to run again: it only installs what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."

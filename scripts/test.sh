@@ -36,6 +36,7 @@ appworld=$!
 bash scripts/install-workarena.sh  # installs Debian's chromium too (scripts/install-chromium.sh)
 bash scripts/install-bfcl.sh
 bash scripts/install-tau2.sh
+bash scripts/install-cube.sh  # CUBE (MiniWoB++) in its own Python 3.12 environment, .venv-cube
 if [ "$tier" = all ]; then
   .venv/bin/ruff check src tests
   .venv/bin/ruff format --check src tests

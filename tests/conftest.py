@@ -15,7 +15,7 @@ import pytest
 from hypothesis import settings
 
 if TYPE_CHECKING:
-    from verimut.benchmark import Adapter
+    from verimut.core.benchmark import Adapter
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -6,8 +6,7 @@ a duplicate write passes it, so its frame coverage is 0.0. `whole_state` compare
 state with the start plus the requested record, so it rejects every side effect: coverage 1.0.
 """
 
-from verimut.benchmark import Verdict
-from verimut.run import Action, Run, Step
+from verimut import Action, Run, Step, Verdict
 
 # task -> (collection, record)
 TASKS = {

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from examples.todo_bench import TodoBench
 
-from verimut.benchmark import Verdict
-from verimut.run import Action, Run, Step
+from verimut import Action, Run, Step, Verdict
 
 EVIL = "\x1b]0;pwned\x07\x1b[31m\u202e"
 MARKUP = "[/]"

@@ -20,8 +20,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterable
 
-from verimut.benchmark import Verdict
-from verimut.run import Action, Run, Step
+from verimut import Action, Run, Step, Verdict
 
 SUITE = "frame"
 

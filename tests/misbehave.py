@@ -15,8 +15,7 @@ import time
 import numpy as np
 from examples.todo_bench import TASKS, TodoBench
 
-from verimut.benchmark import Verdict
-from verimut.run import Step
+from verimut import Step, Verdict
 
 
 def _done(episode) -> bool:

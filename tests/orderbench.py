@@ -8,8 +8,7 @@ run that adds the pears first then ends in the reference's end state, and the ve
 it: `alt-order` records a false reject. `order/add_one` has one write: nothing to reorder.
 """
 
-from verimut.benchmark import Verdict
-from verimut.run import Action, Run, Step
+from verimut import Action, Run, Step, Verdict
 
 TASKS = {
     "order/add_both": "Put apples and pears on my shopping list.",

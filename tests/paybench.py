@@ -6,8 +6,7 @@ pays 1201 instead of 1200 passes. The note is free text the task does not pin (a
 still a correct run), so no repair may check it.
 """
 
-from verimut.benchmark import Verdict
-from verimut.run import Action, Run, Step
+from verimut import Action, Run, Step, Verdict
 
 # task -> (instruction, the reference's pay arguments)
 TASKS = {

@@ -1,4 +1,4 @@
-"""A worker-side benchmark in plain JSON terms, served by verimut/worker.py in its own process.
+"""A worker-side benchmark in plain JSON terms, served by verimut/adapters/worker.py in its own process.
 
 It imports only the standard library, as a benchmark in a clashing environment would. Inside
 verimut's scoring workers (VERIMUT_WORKER is set there, and inherited by this process), some

@@ -10,8 +10,7 @@ per-check table and its false-reject section are exercised here, on a real (tiny
   times: `extra` adds it twice, a confirmed false accept.
 """
 
-from verimut.benchmark import Verdict
-from verimut.run import Action, Run, Step
+from verimut import Action, Run, Step, Verdict
 
 TASKS = {"notes/rename": "Rename my note to 'Q3 plan'.", "notes/tag": "Tag my note 'urgent'."}
 

@@ -11,7 +11,7 @@ import time
 
 from examples.todo_bench import TodoBench
 
-from verimut.run import Action, Run, Step
+from verimut import Action, Run, Step
 
 
 class TroubleBench(TodoBench):
@@ -43,7 +43,7 @@ class TroubleBench(TodoBench):
         return Step("ok")
 
     def verify(self, episode, run):
-        from verimut.benchmark import Verdict
+        from verimut.core.benchmark import Verdict
 
         if os.environ.get("VERIMUT_WORKER") and episode["task"] == "t/midhang" and episode["items"] == ["y"]:
             time.sleep(3600)  # omit:at-0 hangs, inside a batch: the cells before and after it must still be scored

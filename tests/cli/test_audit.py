@@ -36,7 +36,8 @@ def test_an_audit_records_every_cell_once_and_summarizes(banking):
     fas = [r for r in rows if r["outcome"] == "false_accept"]
     assert len(summary["false_accepts"]) == len(fas) > 0
     for fa in summary["false_accepts"]:
-        assert fa["differs_from_reference"] and fa["why_missed"]
+        # an answer fault's end state is the reference's: its evidence is the answer edit, not a record
+        assert (fa.get("answer") or fa["differs_from_reference"]) and fa["why_missed"]
     md = (banking / "summary.md").read_text()
     assert "banking/user_task_0:extra" in md and "none exists" in md
 
@@ -130,9 +131,9 @@ def test_report_rebuilds_the_summary(banking, tmp_path):
         (["report", "src"], "is not a verimut output"),
         (["audit", "nosuchmodule:thing"], "cannot import 'nosuchmodule'"),
         (["audit", "examples.todo_bench:nothing"], "has no attribute 'nothing'"),
-        (["audit", "verimut.run:Step"], "is a class: name an adapter object"),
-        (["audit", "verimut.run:Action"], "is a class: name an adapter object"),
-        (["audit", "verimut.run:__doc__"], "does not implement the adapter interface"),
+        (["audit", "verimut.core.run:Step"], "is a class: name an adapter object"),
+        (["audit", "verimut.core.run:Action"], "is a class: name an adapter object"),
+        (["audit", "verimut.core.run:__doc__"], "does not implement the adapter interface"),
         (["audit", "agentdojo", "--no-such-flag"], "No such option"),
     ],
 )

@@ -17,8 +17,12 @@ import typer
 from typer.testing import CliRunner
 
 from conftest import ROOT
-from verimut import bundle
-from verimut.errors import AuditError
+from verimut.cli import bundle as bundle_cli
+from verimut.core.errors import AuditError
+from verimut.core.records import Outcome
+from verimut.findings import summary
+from verimut.grammar.faults import FAMILIES, spec_of
+from verimut.outputs import bundle, reproduce
 
 
 # The session's banking audit and census (conftest.py), each with exit code 1: confirmed false accepts found.
@@ -95,7 +99,7 @@ def test_versions_and_reproducer_copy(fault_dir: Path, tmp_path: Path) -> None:
     assert v["python"] == ".".join(map(str, sys.version_info[:3])) and v["platform"]
     assert v["packages"]["msgspec"] == importlib.metadata.version("msgspec")
     assert v["packages"]["agentdojo"] == "0.1.35"
-    assert members[f"{top}/reproduce.py"] == (ROOT / "src/verimut/reproduce.py").read_bytes()
+    assert members[f"{top}/reproduce.py"] == (ROOT / "src/verimut/outputs/reproduce.py").read_bytes()
     sums = members[f"{top}/SHA256SUMS"].decode().splitlines()
     assert sums == [
         f"{hashlib.sha256(data).hexdigest()}  {name.split('/', 1)[1]}"
@@ -179,15 +183,19 @@ def _flip_one(ledger: bytes) -> tuple[bytes, str]:
     return "".join(lines).encode(), row["family"]
 
 
-def test_a_consistently_edited_ledger_fails_the_count(fault_dir: Path, tmp_path: Path) -> None:
-    members = _members(bundle.write(fault_dir, tmp_path / "b.tar.gz"))
+def _with_ledger(members: dict[str, bytes], ledger: bytes) -> dict[str, bytes]:
+    """The members with another ledger, and SHA256SUMS made to agree: the checksums pass, only the counts can fail."""
     top = _top(members)
-    ledger, family = _flip_one(members[f"{top}/audit/cells.jsonl"])
-    members[f"{top}/audit/cells.jsonl"] = ledger
     sums = {line.split("  ", 1)[1]: line for line in members[f"{top}/SHA256SUMS"].decode().splitlines()}
     sums["audit/cells.jsonl"] = f"{hashlib.sha256(ledger).hexdigest()}  audit/cells.jsonl"
-    members[f"{top}/SHA256SUMS"] = "".join(f"{line}\n" for line in sums.values()).encode()
-    archive = _repack(members, tmp_path / "t.tar.gz")
+    new = "".join(f"{line}\n" for line in sums.values()).encode()
+    return {**members, f"{top}/audit/cells.jsonl": ledger, f"{top}/SHA256SUMS": new}
+
+
+def test_a_consistently_edited_ledger_fails_the_count(fault_dir: Path, tmp_path: Path) -> None:
+    members = _members(bundle.write(fault_dir, tmp_path / "b.tar.gz"))
+    ledger, family = _flip_one(members[f"{_top(members)}/audit/cells.jsonl"])
+    archive = _repack(_with_ledger(members, ledger), tmp_path / "t.tar.gz")
 
     with pytest.raises(AuditError, match=r"does not reproduce summary\.json") as e:
         bundle.verify(archive)
@@ -197,6 +205,46 @@ def test_a_consistently_edited_ledger_fails_the_count(fault_dir: Path, tmp_path:
     assert run.returncode == 1
     assert f"MISMATCH  counts[{family}][rejected]" in run.stdout
     assert "MISMATCH  len(false_accepts)" in run.stdout
+
+
+def test_the_reproducers_answer_channel_families_are_verimuts():
+    answer = {f for f in FAMILIES if spec_of(f).needs_answer_channel}
+    assert set(reproduce.ANSWER_FAMILIES) == answer
+    assert set(reproduce.NULL_RUN_FAMILIES) == {f for f in FAMILIES if spec_of(f).null_run}
+    assert reproduce.ANSWER_OUTCOMES == tuple(summary.ANSWER_OUTCOMES) and reproduce.ALL_SUITES == summary.ALL_SUITES
+    assert reproduce.VACUOUS == Outcome.VACUOUS
+
+
+def test_the_reproducer_rederives_the_answer_channel(fault_dir: Path, tmp_path: Path) -> None:
+    # The banking audit's null runs (no action, no answer), four of them vacuous, and its answer-hedge false accepts.
+    sealed = bundle.write(fault_dir, tmp_path / "b.tar.gz")
+    members = _members(sealed)
+    run = _isolated(_extract(sealed, tmp_path / "x"))
+    assert run.returncode == 0, run.stdout
+    for name in ("vacuous cell ids", "null_runs[graded]", "null_runs_by_suite[banking][may_be_right]"):
+        assert f"OK        {name}" in run.stdout, name
+    assert "OK        answer_counts[answer-hedge][banking][false_accept] = " in run.stdout
+    # A vacuous null run and an answer false accept, each recorded rejected: every count of them moves.
+    rows = [json.loads(line) for line in members[f"{_top(members)}/audit/cells.jsonl"].decode().splitlines()]
+    null = next(r for r in rows if r["outcome"] == "vacuous")
+    hedge = next(r for r in rows if r["family"] == "answer-hedge" and r["outcome"] == "false_accept")
+    null["outcome"] = hedge["outcome"] = "rejected"
+    ledger = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in rows).encode()
+    archive = _repack(_with_ledger(members, ledger), tmp_path / "t.tar.gz")
+    with pytest.raises(AuditError, match=r"does not reproduce summary\.json"):
+        bundle.verify(archive)
+    run = _isolated(_extract(archive, tmp_path / "y"))
+    assert run.returncode == 1
+    for name in (
+        "len(vacuous)",
+        "vacuous cell ids",
+        "null_runs[vacuous]",
+        "null_runs_by_suite[banking][vacuous]",
+        "answer_counts[answer-hedge][banking][false_accept]",
+        "answer_counts[answer-hedge][banking][rejected]",
+    ):
+        assert f"MISMATCH  {name}" in run.stdout, name
+    assert "OK        null_runs[graded]" in run.stdout  # rejected or vacuous, a null run is graded either way
 
 
 def test_bundle_refuses_what_it_cannot_seal(fault_dir: Path, tmp_path: Path) -> None:
@@ -216,8 +264,8 @@ def test_bundle_refuses_what_it_cannot_seal(fault_dir: Path, tmp_path: Path) -> 
 
 def test_commands(swap_dir: Path, tmp_path: Path) -> None:
     app = typer.Typer()
-    app.command("bundle")(bundle.bundle_command)
-    app.command("verify")(bundle.verify_command)
+    app.command("bundle")(bundle_cli.bundle)
+    app.command("verify")(bundle_cli.verify_bundle)
     runner = CliRunner()
     archive = tmp_path / "census.tar.gz"
 
@@ -278,8 +326,8 @@ def _resealed(archive: Path, dest: Path) -> Path:
 
 def test_a_signed_bundle_binds_the_evidence_to_the_key(fault_dir: Path, tmp_path: Path) -> None:
     app = typer.Typer()
-    app.command("bundle")(bundle.bundle_command)
-    app.command("verify")(bundle.verify_command)
+    app.command("bundle")(bundle_cli.bundle)
+    app.command("verify")(bundle_cli.verify_bundle)
     runner = CliRunner()
     private, public = _key_pair(tmp_path, "auditor")
     _, stranger = _key_pair(tmp_path, "stranger")
@@ -349,7 +397,7 @@ def test_verify_rejects_an_unlisted_large_member_without_reading_it(fault_dir: P
         tar.addfile(info, io.BufferedReader(_Zeros(size)))
     # VmHWM is this process's own peak; ru_maxrss would carry the forking parent's over exec on Linux.
     code = (
-        "import sys; from pathlib import Path; from verimut import bundle; from verimut.errors import AuditError\n"
+        "import sys; from pathlib import Path; from verimut.outputs import bundle; from verimut.core.errors import AuditError\n"
         "try:\n    bundle.verify(Path(sys.argv[1]))\nexcept AuditError as e:\n    print(e)\n"
         "print(next(int(x.split()[1]) for x in open('/proc/self/status') if x.startswith('VmHWM:')))"
     )

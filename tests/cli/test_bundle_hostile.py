@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, verimut
-from verimut import reproduce
+from verimut.outputs import reproduce
 
 GiB, MiB = 1 << 30, 1 << 20
 BLOCK = 16 * MiB  # padding is compressed once, this much, and the gzip member repeated

@@ -14,11 +14,14 @@ import pytest
 from examples.todo_bench import TodoBench
 
 from conftest import ROOT
-from verimut import adapters, executor, faults, rewards
+from verimut import adapters
 from verimut.adapters.remote import Remote
-from verimut.benchmark import Adapter, Verdict, resolve
-from verimut.errors import AuditError
-from verimut.registry import Registry
+from verimut.core.benchmark import Adapter, Verdict, resolve
+from verimut.core.errors import AuditError
+from verimut.core.registry import Registry
+from verimut.engine import executor
+from verimut.findings import rewards
+from verimut.grammar import faults
 
 WORKER_ADAPTER = """
 import copy
@@ -115,7 +118,7 @@ def test_one_registry_style_for_all_four():
     assert faults.FAMILIES.names()[:2] == ["claim-only", "omit"]
     assert rewards.FORMULAS.names() == ["canopy", "entropy-preserving", "procredit"]
     assert executor.EXECUTORS.names() == ["pool", "inprocess", "ray"]
-    assert adapters.BENCHMARKS.names()[:5] == ["agentdojo", "appworld", "bfcl", "tau2", "workarena"]
+    assert adapters.BENCHMARKS.names()[:6] == ["agentdojo", "appworld", "bfcl", "miniwob", "tau2", "workarena"]
     with pytest.raises(AuditError, match="unknown executor 'threads'"):
         executor.make("threads")
 
@@ -161,7 +164,7 @@ def test_the_appworld_worker_is_found_in_an_installed_wheel(tmp_path):
     zipfile.ZipFile(wheel).extractall(site)
     probe = (
         "from verimut.adapters import appworld, remote\n"
-        "from verimut.errors import AuditError\n"
+        "from verimut.core.errors import AuditError\n"
         "print(appworld.WORKER_SIDE)\n"
         "print(remote.WORKER)\n"
         "try:\n"

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from conftest import verimut
-from verimut import rank, reproduce
+from verimut.findings import rank
+from verimut.outputs import reproduce
 
 REJECT = "order/add_both:alt-order:1-2"
 
@@ -34,7 +35,7 @@ def test_the_order_check_is_a_false_reject_with_its_evidence(audit):
     assert s["counts"]["alt-order"] == {"false_reject": 1, "refused": 1}  # add_one: one write, nothing to swap
     assert s["counts"]["alt-reads"] == {"alt_pass": 2}
     assert s["counts_by_kind"]["user"]["alt-order"]["false_reject"] == 1
-    assert s["alternative_families"] == ["alt-reads", "alt-order", "alt-text", "alt-idem"]
+    assert s["alternative_families"] == ["alt-reads", "alt-order", "alt-text", "alt-idem", "alt-answer"]
     assert s["false_accepts"] == []
     [f] = s["false_rejects"]
     assert f["cell_id"] == REJECT and f["alternative"] is True

@@ -20,13 +20,14 @@ from hypothesis import strategies as st
 
 from browser import load
 from conftest import ROOT, verimut
-from verimut import coverage, reproduce
-from verimut import summary as summary_mod
-from verimut.records import Cell, CellResult, Difference, Evidence, Manifest, Outcome, TaskFacts
-from verimut.run import Action, Run
+from verimut.core.records import Cell, CellResult, Difference, Evidence, Manifest, Outcome, TaskFacts
+from verimut.core.run import Action, Run
+from verimut.findings import coverage
+from verimut.findings import summary as summary_mod
+from verimut.outputs import reproduce
 
 O = Outcome
-SE = coverage.SIDE_EFFECT_FAMILIES
+SE = coverage.side_effect_families()
 
 
 def facts(kind: str = "user") -> TaskFacts:
@@ -278,7 +279,8 @@ def test_a_verifier_of_the_whole_state_has_coverage_one(whole):
 
 
 def test_the_terminal_caps_the_verifiers_below_one_to_a_screen():
-    from verimut.cli import BELOW_FULL_SHOWN, _coverage_tables
+    from verimut.cli.terminal import BELOW_FULL_SHOWN
+    from verimut.cli.terminal import coverage_tables as _coverage_tables
 
     tasks = {f"s/t{k}": "user" for k in range(BELOW_FULL_SHOWN + 5)}
     rows = ledger(*(row(t, "extra", O.FALSE_ACCEPT) for t in tasks))
@@ -294,7 +296,7 @@ def test_the_reproducer_re_derives_each_verifiers_counts(own, tmp_path):
     assert arm == "fault" and all(c.ok for c in checks), [c.line() for c in checks if not c.ok]
     mine = [c for c in checks if c.name.startswith("frame_coverage.verifiers")]
     assert len(mine) == 3 * 3  # three verifiers, three counts each
-    assert reproduce.SIDE_EFFECT_FAMILIES == coverage.SIDE_EFFECT_FAMILIES
+    assert reproduce.SIDE_EFFECT_FAMILIES == coverage.side_effect_families()
 
     def verified(edit) -> list[str]:  # type: ignore[no-untyped-def]
         copy = tmp_path / "copy"

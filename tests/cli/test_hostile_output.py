@@ -25,11 +25,11 @@ from rich.console import Console
 
 from conftest import ROOT, verimut
 from escbench import C1, EVIL, LINK, TASK
-from verimut import store
-from verimut.cell_view import Terminal, inert
-from verimut.errors import AuditError
-from verimut.records import CellResult, Evidence, Outcome, RunRecord
-from verimut.store import Store
+from verimut.core.errors import AuditError
+from verimut.core.records import CellResult, Evidence, Outcome, RunRecord
+from verimut.engine import store
+from verimut.engine.store import Store
+from verimut.outputs.cell_view import Terminal, inert
 
 ESC = "tests.escbench:benchmark"
 # What a terminal acts on rather than shows (as cell_view._ACTIVE): C0 but tab and newline, DEL, C1, bidi.

@@ -156,8 +156,8 @@ def test_duplicate_task_ids_are_refused(tmp_path):
 
 
 def test_a_ledger_row_the_edited_manifest_no_longer_holds_is_named_by_report(tmp_path):
-    from verimut.records import content_hash
-    from verimut.store import Store
+    from verimut.core.records import content_hash
+    from verimut.engine.store import Store
 
     out = tmp_path / "todo"
     assert verimut("audit", "examples.todo_bench:benchmark", "-q", "--out", str(out)).returncode == 1

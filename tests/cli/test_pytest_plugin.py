@@ -11,8 +11,8 @@ import sys
 import pytest
 
 from conftest import ROOT
-from verimut.gate import GateError
-from verimut.pytest_plugin import Audit, run_audit
+from verimut.cli.gate import GateError
+from verimut.cli.pytest_plugin import Audit, run_audit
 
 
 def _readme_example() -> str:

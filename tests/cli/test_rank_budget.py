@@ -12,11 +12,12 @@ import typer
 from typer.testing import CliRunner
 
 from conftest import verimut
-from verimut import rank
-from verimut.errors import AuditError
+from verimut.cli import rank as rank_command
+from verimut.core.errors import AuditError
+from verimut.findings import rank
 
 app = typer.Typer()
-app.command()(rank.command)
+app.command()(rank_command.command)
 
 
 def run(*args: str):

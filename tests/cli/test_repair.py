@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+import verimut.repair as repair  # noqa: PLR0402  (the package; `verimut.repair` the attribute is the API function)
 from conftest import verimut
-from verimut import repair
-from verimut.replay import replay
-from verimut.store import Store
+from verimut.core.replay import replay
+from verimut.engine.store import Store
 
 
 @pytest.fixture

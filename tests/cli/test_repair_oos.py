@@ -14,11 +14,12 @@ from typing import Any
 import msgspec
 import pytest
 
-from verimut import audit, repair
-from verimut.benchmark import Verdict, resolve
-from verimut.records import Outcome
-from verimut.run import Action, Run, Step
-from verimut.store import Store
+import verimut.repair as repair  # noqa: PLR0402  (the package; `verimut.repair` the attribute is the API function)
+from verimut import api as audit
+from verimut.core.benchmark import Verdict, resolve
+from verimut.core.records import Outcome
+from verimut.core.run import Action, Run, Step
+from verimut.engine.store import Store
 
 # tool -> the collections it writes
 WRITES = {
@@ -97,7 +98,7 @@ class Desk:
 def audited(tmp_path_factory) -> tuple[Path, repair.Report]:
     out = tmp_path_factory.mktemp("desk")
     bench = resolve(Desk())
-    audit.audit(bench, out, families=["extra", "extra-oos"], quiet=True)
+    audit.audit(bench, out, families=["extra", "extra-oos"])
     store = Store(out)
     return out, repair.run(bench, store.read_manifest(), store.rows(), store)
 

@@ -12,11 +12,11 @@ import msgspec
 import pytest
 
 import paybench
+import verimut.repair as repair  # noqa: PLR0402  (the package; `verimut.repair` the attribute is the API function)
 from conftest import verimut
-from verimut import repair
-from verimut.errors import AuditError
-from verimut.replay import replay
-from verimut.store import Store
+from verimut.core.errors import AuditError
+from verimut.core.replay import replay
+from verimut.engine.store import Store
 
 BENCH = "tests.paybench:benchmark"
 
@@ -148,8 +148,8 @@ def test_bad_swap_input_is_one_line(tmp_path, banking_audit, banking_swap, paid)
 
 def _rewritten(directory: Path, sm, **changes) -> Store:
     """The census at `directory` with its manifest changed (and its content hash made to match)."""
-    from verimut.pairs import stored
-    from verimut.records import content_hash
+    from verimut.core.records import content_hash
+    from verimut.grammar.pairs import stored
 
     m = msgspec.structs.replace(sm, **changes)
     store = Store(directory)

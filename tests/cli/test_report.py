@@ -17,8 +17,9 @@ import pytest
 
 from browser import load
 from conftest import ROOT, verimut
-from verimut.cell_view import select
-from verimut.store import Store
+from verimut.engine.store import Store
+from verimut.findings.summary import ANSWER_OUTCOMES
+from verimut.outputs.cell_view import select
 
 ARTIFACTS = ROOT / "tests" / "artifacts"
 
@@ -37,6 +38,20 @@ def notes(tmp_path_factory) -> Path:
     result = verimut("audit", "tests.reportbench:benchmark", "--out", str(out), "--quiet", "--executor", "inprocess")
     assert result.returncode == 1, result.stderr
     return out
+
+
+@pytest.fixture(scope="module")
+def answers(tmp_path_factory) -> dict[str, Path]:
+    """The question benchmark (tests/answerbench.py) audited with a containment verifier (its superstring and hedge
+    edits are false accepts) and a lenient one (it passes the null run: vacuous), as tests/cli/test_answer_families.py
+    audits it."""
+    base = tmp_path_factory.mktemp("answers")
+    outs = {}
+    for variant in ("containment", "lenient"):
+        out = outs[variant] = base / variant
+        result = verimut("audit", f"tests.answerbench:{variant}", "--out", str(out), "-q")
+        assert result.returncode == 1, result.stderr
+    return outs
 
 
 def ledger(out: Path) -> list[dict]:
@@ -158,11 +173,66 @@ def test_a_zero_is_none_found(tmp_path):
     text = text_of(out)
     assert "Confirmed false accepts: none found" in text and "A zero means none found, not none exists" in text
     assert "Confirmed false accepts per task None found." in text
+    assert 'id="answer-channel"' not in (out / "report.html").read_text()  # no answer family, no null run
+
+
+def answer_section(out: Path) -> str:
+    html = (out / "report.html").read_text()
+    start = html.index('<section id="answer-channel">')
+    return html[start : html.index("</section>", start)]
+
+
+def plain(html: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html)).replace("&#39;", "'")
+
+
+def test_the_answer_channel_has_a_section_of_its_own(answers, banking):
+    for out in (*answers.values(), banking):
+        summary = json.loads((out / "summary.json").read_text())
+        section = answer_section(out)
+        text = plain(section)
+        # the family x suite table, cell for cell
+        for fam, suites in summary["answer_counts"].items():
+            for suite, n in suites.items():
+                name = "all suites" if suite == "all" else suite
+                row = f" {fam} {name} " + " ".join(str(n[o]) for o in ANSWER_OUTCOMES) + " "
+                assert row in text, (out.name, row)
+        nulls = summary["null_runs"]
+        assert f"{nulls['vacuous']} of {nulls['graded']} verifiers give full reward to doing nothing" in text
+        # every vacuous verifier, flagged when its reference run does nothing (passing the null run may be right)
+        listed = dict(re.findall(r'<tr><td><code title="([^"]+)">[^<]*</code></td>(.*?)</tr>', section, re.DOTALL))
+        assert set(listed) == {v["cell_id"] for v in summary["vacuous"]}
+        for v in summary["vacuous"]:
+            assert ("may be right" in listed[v["cell_id"]]) == v["may_be_right"], v["cell_id"]
+        # every answer false accept's edit, linked to its evidence on the page
+        ids = parse(out).ids
+        for f in (f for f in summary["false_accepts"] if "answer" in f):
+            assert f'href="#cell-{f["cell_id"]}"' in section and f"cell-{f['cell_id']}" in ids
+            a = f["answer"]
+            assert f"{a['reference_answer']} → {a['answer'] or '(no answer)'}" in text, f["cell_id"]
+            assert a.get("pinned_by", "") in text and a.get("value", "") in text
+    assert parse(answers["lenient"]).refs and all(r.startswith(("#", "data:")) for r in parse(answers["lenient"]).refs)
+    edits = plain(answer_section(answers["containment"]))
+    assert (
+        "q/restaurant:answer-hedge:0.name false_accept hedge name Le Baratin Le Baratin or Chez Marie "
+        "read #0 list_restaurants Le Baratin has the best rating. → Le Baratin or Chez Marie has the best rating."
+    ) in edits
+    assert "0 of 5 verifiers give full reward to doing nothing" in edits  # the null run, rejected by all five
+    lenient = plain(answer_section(answers["lenient"]))
+    assert "5 of 5 verifiers give full reward to doing nothing" in lenient
+    assert (
+        "q/count:answer-drop false_accept drop" in lenient and "You have 3 meetings that day. → (no answer)" in lenient
+    )
+    banking_text = plain(answer_section(banking))
+    assert "may be right : its reference run changes nothing and says nothing" in banking_text
 
 
 @pytest.mark.parametrize("arm", ["audit", "swap"])
 def test_figures_drawn_later_on_two_cores_make_the_page_drawn_now(arm, banking, banking_swap, notes):
-    from verimut import audit, executor, report_html, summary, swap
+    from verimut.engine import pipeline
+    from verimut.executors.pool import Pool
+    from verimut.findings import summary, swap
+    from verimut.outputs import report_html
 
     for out in [banking, notes] if arm == "audit" else [banking_swap]:
         store = Store(out)
@@ -172,7 +242,7 @@ def test_figures_drawn_later_on_two_cores_make_the_page_drawn_now(arm, banking, 
         later = report_html.Later()
         page = report_html.render(report_html.context(store, m, rows, result, later))
         assert later.jobs and later.mark in page
-        assert later.fill(page, audit.OnCores(executor.Pool(2))) == here
+        assert later.fill(page, pipeline.OnCores(Pool(2))) == here
 
 
 def test_report_rebuilds_the_page(notes, tmp_path):

@@ -44,7 +44,7 @@ def test_a_user_module_adds_a_formula_and_c_is_configurable(banking, tmp_path):
     for f in banking.iterdir():
         (out / f.name).write_bytes(f.read_bytes())
     (tmp_path / "myrewards.py").write_text(
-        "from verimut.rewards import formula\n\n"
+        "from verimut.findings.rewards import formula\n\n"
         "@formula('half')\n"
         "def half(checks, initial, c):\n"
         "    return 0.5 * all(checks.values())\n"

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, verimut, wait_for_rows
-from verimut import swap
-from verimut.manifest import build
-from verimut.replay import replay
-from verimut.run import Run
-from verimut.store import Store
+from verimut.core.replay import replay
+from verimut.core.run import Run
+from verimut.engine.manifest import build
+from verimut.engine.store import Store
+from verimut.findings import swap
 
 
 def rows(out: Path) -> dict[str, dict]:

@@ -9,10 +9,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from verimut import adapters, audit, executor
-from verimut.executor import MAX_BATCH, Batches
-from verimut.records import CellResult, Evidence, Outcome
-from verimut.store import Store
+from verimut import adapters
+from verimut.core.records import CellResult, Evidence, Outcome
+from verimut.engine import executor, pipeline
+from verimut.engine.executor import MAX_BATCH, Batches
+from verimut.engine.scoring import Source
+from verimut.engine.store import Store
 
 
 def _result(seconds: float) -> CellResult:
@@ -57,10 +59,10 @@ def test_a_hang_and_a_death_inside_a_batch_cut_only_their_cell(name, tmp_path, m
     monkeypatch.setattr(executor, "Batches", _Whole)
     bench = adapters.load("tests.troublebench:benchmark")
     store = Store(tmp_path)
-    m = audit.prepare(bench, store, ["t/ok", "t/midhang", "t/dielate"], audit.select_families(), lambda _: None)
-    run = executor.make(name, workers=1, timeout=3, benchmark="tests.troublebench:benchmark")
+    m = pipeline.prepare(bench, store, ["t/ok", "t/midhang", "t/dielate"], pipeline.select_families(), lambda _: None)
+    run = executor.make(name, workers=1, timeout=3)
     try:
-        rows = audit.score_all(bench, m, store, run)
+        rows = pipeline.score_all(bench, m, store, run, source=Source.here("tests.troublebench:benchmark"))
     finally:
         run.close()
     assert set(rows) == {c.cell_id for c in m.cells}

@@ -13,10 +13,11 @@ import time
 
 import pytest
 
-from verimut import adapters, audit, executor
-from verimut import manifest as manifest_mod
-from verimut.errors import AuditError
-from verimut.executor import forked_map
+from verimut import adapters
+from verimut.core.errors import AuditError
+from verimut.engine import executor, pipeline
+from verimut.engine import manifest as manifest_mod
+from verimut.engine.executor import forked_map
 
 
 def _slow_first(n: int) -> tuple[int, int]:
@@ -75,11 +76,11 @@ def test_the_pools_manifest_is_the_serial_one(arm, monkeypatch):
 
     monkeypatch.chdir(ROOT)
     bench = adapters.load("bench.scalebench:create", None, {"tasks": "24", "records": "30", "verify_ms": "0"})
-    tasks = audit.select_tasks(bench.tasks())
-    families = audit.select_families() if arm == "fault" else ()
+    tasks = pipeline.select_tasks(bench.tasks())
+    families = pipeline.select_families() if arm == "fault" else ()
     serial = manifest_mod.build(bench, tasks, families, arm=arm)
     ticks: list[str] = []
-    each = audit.OnCores(executor.Pool(2))
+    each = pipeline.OnCores(executor.make("pool", 2))
     forked = manifest_mod.build(bench, tasks, families, ticks.append, arm=arm, each=each)
     assert forked.content_hash == serial.content_hash
     assert forked == serial
@@ -87,9 +88,9 @@ def test_the_pools_manifest_is_the_serial_one(arm, monkeypatch):
 
 
 def test_an_adapter_that_takes_one_cell_at_a_time_builds_here():
-    each = audit.OnCores(executor.Pool(2), 1)  # WorkArena's concurrency: one live instance
+    each = pipeline.OnCores(executor.make("pool", 2), 1)  # WorkArena's concurrency: one live instance
     assert {p for _, p in each(_slow_first, [0, 1, 2])} == {os.getpid()}
-    in_process = audit.OnCores(executor.InProcess())
+    in_process = pipeline.OnCores(executor.make("inprocess"))
     assert {p for _, p in in_process(_slow_first, [0, 1, 2])} == {os.getpid()}
 
 
@@ -97,7 +98,7 @@ def test_ray_maps_on_this_machines_cores_without_starting_ray():
     pytest.importorskip("ray", reason="Ray is not installed: scripts/install.sh installs it")
     import ray
 
-    runner = executor.Ray("tests.reportbench:benchmark", None, workers=64)
+    runner = executor.make("ray", workers=64)
     got = list(runner.map(_slow_first, list(range(6))))
     assert [r for r, _ in got] == [n * n for n in range(6)]
     assert len({p for _, p in got} - {os.getpid()}) <= (os.cpu_count() or 1)

@@ -13,15 +13,17 @@ from collections import Counter
 from hypothesis import given
 from hypothesis import strategies as st
 
-from verimut import coverage, faults, reproduce
-from verimut.faults import REWORDED, Borrowed, FaultContext, Refusal, composed
-from verimut.pinned import ValueIndex, pins
-from verimut.run import Action, Run
+from verimut.core.run import Action, Run
+from verimut.findings import coverage
+from verimut.grammar import faults
+from verimut.grammar.faults import REWORDED, Borrowed, FaultContext, Refusal, composed
+from verimut.grammar.pinned import ValueIndex, pins
+from verimut.outputs import reproduce
 
 MARKER = "turn"
 WRITES = ("send", "update", "create")
 READS = ("get_a", "read_b")
-ALTERNATIVES = ("alt-reads", "alt-order", "alt-text", "alt-idem")
+ALTERNATIVES = ("alt-reads", "alt-order", "alt-text", "alt-idem", "alt-answer")
 
 values = st.one_of(st.integers(0, 9), st.sampled_from(["x", "yz", "hello there", "x y", "see yz soon"]))
 actions = st.builds(
@@ -170,7 +172,7 @@ def test_every_alternative_keeps_the_answer_and_refuses_without_a_write(rc):
     run, ctx = rc
     for fam in ALTERNATIVES:
         got = faults.FAMILIES[fam](run, ctx)
-        assert faults.is_alternative(fam)
+        assert faults.spec_of(fam).is_alternative
         if not any(ctx.writes):
             assert isinstance(got, Refusal)
         if isinstance(got, list):
@@ -179,10 +181,10 @@ def test_every_alternative_keeps_the_answer_and_refuses_without_a_write(rc):
 
 def test_alternatives_are_no_side_effects_for_frame_coverage():
     # alt-idem repeats a write, but one the census found idempotent: never a side effect.
-    alternatives = {f for f in faults.FAMILIES if faults.is_alternative(f)}
+    alternatives = {f for f in faults.FAMILIES if faults.spec_of(f).is_alternative}
     assert alternatives == set(ALTERNATIVES)
-    assert not alternatives & set(coverage.SIDE_EFFECT_FAMILIES)
-    assert tuple(coverage.SIDE_EFFECT_FAMILIES) == reproduce.SIDE_EFFECT_FAMILIES
+    assert not alternatives & set(coverage.side_effect_families())
+    assert coverage.side_effect_families() == reproduce.SIDE_EFFECT_FAMILIES
 
 
 def test_composed_prose_is_words_apart_one_of_them_new():

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from verimut.classify import Outcome, classify
+from verimut.engine.classify import Outcome, classify
 
 CASES = [
     # control, refused, delivered, verdict, same_as_reference -> outcome

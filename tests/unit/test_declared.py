@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from verimut.declared import flips, varied
+from verimut.engine.declared import flips, varied
 
 SNAP = {
     "inbox": {

@@ -6,11 +6,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from verimut import faults
-from verimut.faults import FAMILIES, FaultContext, Refusal
-from verimut.manifest import build
-from verimut.pinned import ValueIndex
-from verimut.run import Action, Run
+from verimut.core.run import Action, AnswerChannel, Run
+from verimut.engine.manifest import build
+from verimut.grammar import faults
+from verimut.grammar.faults import FAMILIES, FaultContext, Refusal, spec_of
+from verimut.grammar.pinned import ValueIndex
 
 
 @pytest.fixture(scope="module")
@@ -32,8 +32,9 @@ def test_every_family_is_enumerated_for_every_task(banking):
 def test_a_read_only_task_refuses_every_write_edit(banking):
     # banking/user_task_1 asks for a total: its reference only reads. (extra-oos appends another
     # task's write, which applies after reads too: tests/test_side_effects.py.)
+    # (Nor do the answer families and the null run, which edit what the run says, or drop everything.)
     for fam in FAMILIES:
-        if fam == "extra-oos":
+        if fam == "extra-oos" or spec_of(fam).needs_answer_channel or spec_of(fam).null_run:
             continue
         [cell] = cells_of(banking, "banking/user_task_1", fam)
         assert cell.run is None and "no write" in cell.note
@@ -153,8 +154,10 @@ def runs_and_contexts(draw):
     writes = tuple(not a.name.startswith(("get_", "read_")) for a in acts)
     ni = tuple(draw(st.booleans()) if w else None for w in writes)
     outputs = tuple(draw(st.text("xyz0123", max_size=5)) for _ in acts)
-    ctx = FaultContext(writes, outputs, draw(st.text("xyz 0123", max_size=12)), ValueIndex({}, {}), ni)
-    return Run(tuple(acts), draw(st.text(max_size=3))), ctx
+    channel = draw(st.sampled_from([None, AnswerChannel("the run's final answer")]))
+    ctx = FaultContext(writes, outputs, draw(st.text("xyz 0123", max_size=12)), ValueIndex({}, {}), ni, channel=channel)
+    said = st.sampled_from(["3", "2024-05-21 18:00", "Le Baratin, 30.0, New Asiaway", "It took 1:30, about 12 km."])
+    return Run(tuple(acts), draw(st.one_of(st.text(max_size=3), said))), ctx
 
 
 @given(runs_and_contexts(), st.sampled_from(sorted(FAMILIES)))
@@ -163,14 +166,24 @@ def test_every_operator_is_pure_and_edits_or_refuses(rc, fam):
     before = (run, ctx)
     first, second = FAMILIES[fam](run, ctx), FAMILIES[fam](run, ctx)
     assert (run, ctx) == before and first == second
-    if not any(ctx.writes):
+    spec = spec_of(fam)
+    if spec.null_run:  # always the one empty run
+        assert [e.run for e in first] == [Run(())]
+        return
+    if not any(ctx.writes) and not spec.needs_answer_channel:
         assert isinstance(first, Refusal)
+    if spec.needs_answer_channel and ctx.channel is None:
+        assert isinstance(first, Refusal) and "answer channel" in first.reason
     if isinstance(first, Refusal):
         assert first.reason
         return
     assert first and len({e.variant for e in first}) == len(first)
     for edit in first:
-        assert edit.run != run and edit.run.answer == run.answer
+        assert edit.run != run
+        if spec.needs_answer_channel:  # what the run says changes; what it does does not
+            assert edit.run.actions == run.actions and edit.run.answer != run.answer
+        else:
+            assert edit.run.answer == run.answer
 
 
 @given(runs_and_contexts())

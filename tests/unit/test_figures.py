@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from verimut import figures
+from verimut.outputs import figures
 
 DOLLARS = ["shop/refund_$5_or_$10", "pay $5 and $10", "a$_x$"]
 

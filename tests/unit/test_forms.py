@@ -6,11 +6,11 @@ import json
 
 import msgspec
 
-from verimut import audit as audit_mod
-from verimut import forms
-from verimut.faults import FAMILIES, FaultContext, Refusal, of_grammar
-from verimut.pinned import ValueIndex
-from verimut.run import Action, Run
+from verimut.core import forms
+from verimut.core.run import Action, Run
+from verimut.engine import pipeline
+from verimut.grammar.faults import FAMILIES, FaultContext, Refusal, of_grammar
+from verimut.grammar.pinned import ValueIndex
 
 FACTS = forms.FormFacts(
     "incident",
@@ -64,12 +64,13 @@ def test_the_form_operators_edit_the_steps_as_stated():
 
 
 def test_each_benchmark_is_audited_with_its_own_grammar_by_default():
-    form = ["claim-only", "wrong-value", "omit-field", "omit-divergent", "no-submit", "extra-field"]
+    form = ["claim-only", "wrong-value", "null-run", "omit-field", "omit-divergent", "no-submit", "extra-field"]
     assert of_grammar("form") == form
     faults = ["claim-only", "omit", "partial", "wrong-value", "extra", "extra-ni", "extra-oos"]
     alternatives = ["alt-reads", "alt-order", "alt-text", "alt-idem"]
-    assert of_grammar("api") == [*faults, *alternatives]
-    assert audit_mod.select_families((), "api") == of_grammar("api")
+    answer = ["answer-drop", "answer-wrong", "answer-superstring", "answer-hedge", "null-run", "alt-answer"]
+    assert of_grammar("api") == [*faults, *alternatives, *answer]
+    assert pipeline.select_families((), "api") == of_grammar("api")
 
 
 def test_form_facts_round_trip_through_the_manifest_encoding():

@@ -8,8 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from verimut import gate
-from verimut.gate import Comparison, Gate, GateError
+from verimut.cli import gate
+from verimut.cli.gate import Comparison, Gate, GateError
+from verimut.engine.arms import FAULT, SWAP_ARM
 
 
 def test_examples_parse_to_what_they_say():
@@ -102,13 +103,13 @@ def test_any_text_parses_or_is_refused_in_one_line(text):
 
 
 def test_names_are_checked_per_arm():
-    fault = gate.Vocabulary("fault", ("control", "extra"))
+    fault = gate.Vocabulary(FAULT, ("control", "extra"))
     gate.check(gate.parse("extra.false_reject>0, error>1"), fault)
     with pytest.raises(GateError, match=r"no count 'acceptance' \(known: control_pass, "):
         gate.check(gate.parse("acceptance>0"), fault)
     with pytest.raises(GateError, match="'omit' in 'omit.false_accept' is not a fault family of this run"):
         gate.check(gate.parse("omit.false_accept>0"), fault)
-    census = gate.Vocabulary("swap", ("banking",))
+    census = gate.Vocabulary(SWAP_ARM, ("banking",))
     gate.check(gate.parse("banking.acceptance>3 or false_accept>0 or accepted_effect_absent>0"), census)
     # No reference end state to equal in the census: harmless and false_reject do not exist there.
     for name in ("false_reject", "harmless"):

@@ -11,11 +11,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from verimut import guard
-from verimut.benchmark import Verdict, resolve
-from verimut.errors import AuditError
-from verimut.records import CAP, bounded
-from verimut.run import Action, Run
+from verimut.core import guard
+from verimut.core.benchmark import Verdict, resolve
+from verimut.core.errors import AuditError
+from verimut.core.records import CAP, bounded
+from verimut.core.run import Action, Run
 
 scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8)
 plain_data = st.recursive(
@@ -115,7 +115,7 @@ class _Consumes:
     def execute(self, episode, action):
         episode["log"].append(action.args.pop("v"))  # consumes its arguments
         action.args["v2"] = "planted"
-        from verimut.run import Step
+        from verimut.core.run import Step
 
         return Step("ok")
 

@@ -11,11 +11,11 @@ import dataclasses
 from collections import Counter
 from pathlib import Path
 
-from verimut import audit
-from verimut.benchmark import Verdict, resolve
-from verimut.executor import InProcess
-from verimut.run import Action, Run, Step
-from verimut.store import Store
+from verimut import api as audit
+from verimut.core.benchmark import Verdict, resolve
+from verimut.core.run import Action, Run, Step
+from verimut.engine.store import Store
+from verimut.executors.inprocess import InProcess
 
 ITEMS = {"shop/milk": "milk", "shop/eggs": "eggs", "shop/tea": "tea"}
 
@@ -80,7 +80,7 @@ class OneLive:
 
 def _swap(bench, out: Path, in_place: bool = True):
     adapter = dataclasses.replace(resolve(bench), grades_in_place=in_place)
-    audit.swap(adapter, out, executor=InProcess(), quiet=True)
+    audit.swap(adapter, out, executor=InProcess())
     return Store(out).rows()
 
 

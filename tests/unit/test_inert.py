@@ -7,7 +7,7 @@ import unicodedata
 from hypothesis import given
 from hypothesis import strategies as st
 
-from verimut.cell_view import inert
+from verimut.outputs.cell_view import inert
 
 
 def _active(ch: str) -> bool:

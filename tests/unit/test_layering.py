@@ -1,4 +1,5 @@
-"""Layering: no import cycle, one owner of the output directory's files, and that owner's round trip (pure)."""
+"""Layering: packages import only packages below them, no import cycle, one owner of the output directory's files,
+and that owner's round trip (pure)."""
 
 from __future__ import annotations
 
@@ -8,15 +9,22 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from bench import import_layers
 from hypothesis import given
 from hypothesis import strategies as st
 
-from verimut import __version__, reproduce, store
-from verimut.errors import AuditError
-from verimut.records import CellResult, Difference, Evidence, Manifest, Outcome, RunRecord, content_hash
-from verimut.store import Store
+from verimut import __version__
+from verimut.core.errors import AuditError
+from verimut.core.records import CellResult, Difference, Evidence, Manifest, Outcome, RunRecord, content_hash
+from verimut.engine import store
+from verimut.engine.store import Store
+from verimut.outputs import reproduce
 
-SRC = Path(store.__file__).parent
+SRC = Path(store.__file__).parent.parent
+# The pipeline's stages, bottom to top (docs/layout.md): a module imports from its own package or one before it.
+# verimut/__init__.py (the package's face) and the deprecated old paths re-export, so they sit above them all.
+DEPRECATED = ("benchmark", "run", "errors")  # old paths kept for one release, with a warning
+LAYERS = ("oracle", "core", "grammar", "adapters", "engine", "executors", "findings", "repair", "outputs", "api", "cli")
 NAMES = (store.MANIFEST, store.LEDGER, store.RUNS, store.SUMMARY_JSON, store.REWARDS)
 # reproduce.py runs standalone from an archive (standard library only), so it keeps its own names.
 OWNERS = {"store", "reproduce"}
@@ -38,33 +46,19 @@ def _modules() -> dict[str, Module]:
     return found
 
 
-def _imports(name: str, module: Module, known: set[str]) -> set[str]:
-    """The verimut modules `name` imports, at any depth (function-level imports too)."""
-    out: set[str] = set()
-    for node in ast.walk(module.tree):
-        if isinstance(node, ast.Import):
-            targets = [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                up = module.package.split(".")[: len(module.package.split(".")) - node.level + 1]
-                base = ".".join([*up, base] if base else up)
-            targets = [base, *(f"{base}.{a.name}" for a in node.names)]
-        else:
-            continue
-        for t in targets:
-            # `from verimut import swap` names a module; `from verimut.swap import grid` one of its members.
-            while t and t not in known:
-                t = t.rpartition(".")[0]
-            if t and t != name and t != "verimut":
-                out.add(t)
-    return out
+def _graph() -> dict[str, set[str]]:
+    """Each verimut module's imports of verimut modules, at any depth: bench/import_layers.py reads them (the
+    figures in docs/development.md come from the same reader)."""
+    paths = import_layers.modules(SRC)
+    return {name: import_layers.imports(name, path, set(paths)) for name, path in paths.items()}
 
 
 def test_the_import_graph_has_no_cycle():
-    modules = _modules()
-    graph = {name: _imports(name, module, set(modules)) for name, module in modules.items()}
-    assert "verimut.store" in graph["verimut.cli"] and "verimut.pairs" in graph["verimut.manifest"]
+    graph = _graph()
+    assert (
+        "verimut.engine.store" in graph["verimut.cli.report"]
+        and "verimut.grammar.pairs" in graph["verimut.engine.arms"]
+    )
     state: dict[str, int] = {}  # 1: on the current path, 2: done
 
     def visit(node: str, path: list[str]) -> None:
@@ -80,6 +74,49 @@ def test_the_import_graph_has_no_cycle():
     for name in sorted(graph):
         if name not in state:
             visit(name, [name])
+
+
+def _layer(module: str) -> str:
+    return module.split(".")[1] if module.count(".") else ""
+
+
+def test_every_module_sits_in_a_stage_and_imports_only_stages_below_its_own():
+    graph = _graph()
+    modules = graph
+    faces = {"verimut", *(f"verimut.{old}" for old in DEPRECATED)}  # the face and the old paths re-export
+    stray = [name for name in modules if name not in faces and _layer(name) not in LAYERS]
+    assert not stray, "modules outside every stage's package: " + ", ".join(stray)
+    upward = []
+    for name in modules:
+        if name in faces:
+            continue
+        for target in graph[name]:
+            if target not in faces and LAYERS.index(_layer(target)) > LAYERS.index(_layer(name)):
+                upward.append(f"{name} ({_layer(name)}) imports {target} ({_layer(target)})")
+            if target in faces:
+                upward.append(f"{name} imports {target}, the package's face: import the module itself")
+    assert not upward, "imports against the stages' order:\n" + "\n".join(sorted(upward))
+
+
+def test_only_the_command_line_and_the_outputs_import_terminal_libraries():
+    ui = ("rich", "typer", "click")
+    found = []
+    for name, module in _modules().items():
+        if _layer(name) in ("cli", "outputs"):
+            continue
+        for node in ast.walk(module.tree):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names = [node.module]
+            found += [f"{name} imports {n}" for n in names if n.split(".")[0] in ui]
+    assert not found, "; ".join(found)
+
+
+def test_the_order_is_the_one_the_layout_page_gives():
+    layout = (SRC.parent.parent / "docs" / "layout.md").read_text()
+    overview = layout.split("```")[1]  # the first block: one line per package
+    listed = [line.split("/")[0].strip() for line in overview.splitlines() if line.startswith("  ") and "/ " in line]
+    assert tuple(p for p in listed if p in LAYERS) == tuple(p for p in LAYERS if p != "api")
 
 
 def _docstrings(tree: ast.Module) -> set[int]:

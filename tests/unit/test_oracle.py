@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from verimut import oracle
+from verimut.oracle import state as oracle
 
 scalars = st.one_of(st.integers(-5, 5), st.text(max_size=4), st.booleans(), st.none())
 records = st.fixed_dictionaries({"id": st.integers(0, 50), "name": st.text(max_size=4), "n": st.integers(0, 3)})

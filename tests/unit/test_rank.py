@@ -10,8 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from verimut import rank
-from verimut.errors import AuditError
+from verimut.cli import rank as rank_command
+from verimut.core.errors import AuditError
+from verimut.findings import rank
 
 unit = st.floats(min_value=0.0, max_value=1.0)
 budget = st.floats(min_value=0.0, max_value=1.0, exclude_max=True)
@@ -201,7 +202,7 @@ def test_a_missing_scores_file_is_an_audit_error(tmp_path):
 # --- the command (through a small typer app: the CLI registers it as `verimut rank`) ----------------------------
 
 app = typer.Typer()
-app.command()(rank.command)
+app.command()(rank_command.command)
 
 
 def run(*args: str):

@@ -5,7 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from verimut import repair
+from verimut.oracle import state as oracle
+from verimut.repair import checks as repair
 
 
 @given(st.lists(st.integers(0, 4)), st.lists(st.integers(0, 4)), st.randoms())
@@ -25,14 +26,14 @@ def test_items_added_counts_what_a_list_field_gains_as_a_multiset(before, extra,
 def test_a_removed_item_does_not_offset_an_added_one():
     start = {"player": {"1": {"id": 1, "queue": [5, 5, 7]}}}
     end = {"player": {"1": {"id": 1, "queue": [5, 8]}}}
-    [diff] = repair.oracle.compare(start, end, [])
+    [diff] = oracle.compare(start, end, [])
     assert repair.items_added(diff, "queue") == 1
     assert repair.grown_lists(diff) == {"queue": 1}
 
 
 def test_changes_within_rejects_another_record_or_field_of_the_tasks_own_collection():
-    from verimut.oracle import Change, CollectionDiff
-    from verimut.repair import ChangesWithin
+    from verimut.oracle.state import Change, CollectionDiff
+    from verimut.repair.checks import ChangesWithin
 
     check = ChangesWithin("bank.scheduled", ["3"], ["amount"])
     same = {"bank.scheduled": CollectionDiff("bank.scheduled", changed=[Change("3", {"amount": (1, 2)})])}
@@ -46,7 +47,7 @@ def test_changes_within_rejects_another_record_or_field_of_the_tasks_own_collect
 
 
 def test_carries_finds_the_value_among_the_added_records_whatever_their_keys():
-    from verimut.repair import Carries
+    from verimut.repair.checks import Carries
 
     start = {"payments": [{"id": "p1", "to": "Bob", "amount": 10}]}
     end = {"payments": [*start["payments"], {"id": "p9", "to": "Ann", "amount": 1200}]}
@@ -65,8 +66,8 @@ def test_carries_finds_the_value_among_the_added_records_whatever_their_keys():
 
 
 def test_carries_counts_equal_values_and_reads_a_changed_record_or_a_bare_value():
-    from verimut.oracle import Change, CollectionDiff
-    from verimut.repair import Carries
+    from verimut.oracle.state import Change, CollectionDiff
+    from verimut.repair.checks import Carries
 
     three = [{"key": str(k), "record": {"id": k, "amount": 10.0}} for k in range(3)]
     one_off = [*three[:2], {"key": "2", "record": {"id": 2, "amount": 11.0}}]
@@ -95,9 +96,9 @@ def test_carries_counts_equal_values_and_reads_a_changed_record_or_a_bare_value(
 
 
 def test_postconditions_leave_out_free_text_and_generated_ids():
-    from verimut.oracle import Change, CollectionDiff
-    from verimut.records import TaskFacts
-    from verimut.run import Run
+    from verimut.core.records import TaskFacts
+    from verimut.core.run import Run
+    from verimut.oracle.state import Change, CollectionDiff
 
     effect = [
         CollectionDiff(

@@ -6,8 +6,9 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from verimut import coverage, figures
-from verimut.report_html import _coverage_context, split_rows
+from verimut.findings import coverage
+from verimut.outputs import figures
+from verimut.outputs.report_html import _coverage_context, split_rows
 
 N = 2000
 

@@ -6,10 +6,10 @@ import msgspec
 from hypothesis import given
 from hypothesis import strategies as st
 
-from verimut.cell_view import action_diff, state_diff
-from verimut.records import Difference, RunRecord
-from verimut.report_html import when
-from verimut.run import Action, Run
+from verimut.core.records import Difference, RunRecord
+from verimut.core.run import Action, Run
+from verimut.outputs.cell_view import action_diff, state_diff
+from verimut.outputs.report_html import when
 
 actions = st.lists(
     st.sampled_from([Action("a"), Action("b", {"x": 1}), Action("b", {"x": 2}), Action("c")]), max_size=6
@@ -54,7 +54,7 @@ def test_date_and_wall_time_come_from_the_run_log():
 
 @given(st.lists(st.text(max_size=30), min_size=1, max_size=12), st.text(max_size=40))
 def test_later_fills_each_placeholder_with_its_own_figure_and_nothing_else(uris, text):
-    from verimut.report_html import Later
+    from verimut.outputs.report_html import Later
 
     later = Later()
     marks = [later(lambda u: u, u) for u in uris]

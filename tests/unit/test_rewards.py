@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from verimut import rewards
+from verimut.findings import rewards
 
 names = st.sampled_from("abcde")
 checks = st.dictionaries(names, st.booleans(), min_size=1)

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from examples.todo_bench import TodoBench
 
-from verimut import audit
-from verimut.benchmark import Verdict, resolve
-from verimut.errors import BenchmarkCrash
-from verimut.manifest import build
-from verimut.records import Outcome
-from verimut.run import Action, Run, Step
-from verimut.scorer import Scorer
+from verimut.core.benchmark import Verdict, resolve
+from verimut.core.errors import BenchmarkCrash
+from verimut.core.records import Outcome
+from verimut.core.run import Action, Run, Step
+from verimut.engine import pipeline
+from verimut.engine.manifest import build
+from verimut.engine.scorer import Scorer
 
 
 class OneWorld(TodoBench):
@@ -56,7 +56,7 @@ class OneWorld(TodoBench):
 
 def test_alternative_runs_after_a_crash_are_scored_not_errors():
     bench = OneWorld()
-    m = build(resolve(bench), ["w/a", "w/b"], audit.select_families(), lambda _: None)
+    m = build(resolve(bench), ["w/a", "w/b"], pipeline.select_families(), lambda _: None)
     scorer = Scorer(resolve(bench), m)
     cells = [c for c in m.cells if c.task == "w/a"]
     control, faults = cells[0], [c for c in cells[1:] if c.run is not None]

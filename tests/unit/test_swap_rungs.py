@@ -7,12 +7,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from verimut import __version__, forms, pairs, swap
-from verimut.errors import AuditError
-from verimut.manifest import TaskFacts
-from verimut.oracle import CollectionDiff
-from verimut.records import Manifest
-from verimut.run import Action, Run
+from verimut import __version__
+from verimut.core import forms
+from verimut.core.errors import AuditError
+from verimut.core.records import Manifest
+from verimut.core.run import Action, Run
+from verimut.engine.manifest import TaskFacts
+from verimut.findings import swap
+from verimut.grammar import pairs
+from verimut.oracle.state import CollectionDiff
 
 names = st.sampled_from(["read", "send", "update", "delete"])
 runs = st.lists(st.builds(Action, names, st.dictionaries(st.sampled_from("abc"), st.integers(0, 2))), max_size=3)
@@ -91,8 +94,8 @@ def test_a_census_cell_naming_a_task_without_facts_is_an_error() -> None:
 
 
 def test_the_store_writes_the_stored_form_and_reads_the_census_back_whole(tmp_path) -> None:
-    from verimut.records import content_hash
-    from verimut.store import Store
+    from verimut.core.records import content_hash
+    from verimut.engine.store import Store
 
     m = _census({"s/a": facts([Action("send", {"a": 1})], ["x"]), "s/b": facts([Action("read", {})], [])})
     m = msgspec.structs.replace(m, verimut=__version__)

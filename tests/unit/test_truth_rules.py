@@ -17,12 +17,14 @@ from typing import ClassVar
 from hypothesis import given
 from hypothesis import strategies as st
 
-from verimut import audit, oracle, summary
-from verimut.benchmark import GOAL, Adapter, Verdict, resolve
-from verimut.executor import InProcess
-from verimut.records import Outcome
-from verimut.run import Action, Run, Step
-from verimut.store import Store
+from verimut import api as audit
+from verimut.core.benchmark import GOAL, Adapter, Verdict, resolve
+from verimut.core.records import Outcome
+from verimut.core.run import Action, Run, Step
+from verimut.engine.store import Store
+from verimut.executors.inprocess import InProcess
+from verimut.findings import summary
+from verimut.oracle import state as oracle
 
 TASKS = {
     "club/join": "Add ann to the 'chess' channel.",
@@ -119,7 +121,7 @@ class Club:
 
 def _audit(bench, out: Path, families=()):
     adapter = bench if isinstance(bench, Adapter) else resolve(bench)
-    audit.audit(adapter, out, families=families, executor=InProcess(), quiet=True)
+    audit.audit(adapter, out, families=families, executor=InProcess())
     store = Store(out)
     return store.read_manifest(), store.rows()
 
@@ -189,7 +191,7 @@ def test_identical_runs_are_scored_once_and_counted_once(tmp_path):
     assert rows["club/mail:extra-ni"].outcome == Outcome.SAME_RUN
     assert rows["club/mail:extra"].outcome == Outcome.FALSE_ACCEPT
     s = summary.build(m, rows)
-    assert [f["cell_id"] for f in s.false_accepts if f["task"] == "club/mail"] == ["club/mail:extra"]
+    assert [f.cell_id for f in s.false_accepts if f.task == "club/mail"] == ["club/mail:extra"]
     assert sum(g.runs for g in s.mechanisms) == len(s.false_accepts)
 
 

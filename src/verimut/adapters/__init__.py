@@ -3,7 +3,7 @@
 A name is a registered benchmark (the built-ins below, and any installed package's entry point in
 the group `verimut.benchmarks`, e.g. `[project.entry-points."verimut.benchmarks"] mybench =
 "mypkg:create"`), or `module:object`. The object is an adapter (it implements
-`verimut.benchmark.Benchmark`) or a callable that takes the requested version (or None) and the
+`verimut.core.benchmark.Benchmark`) or a callable that takes the requested version (or None) and the
 adapter's options as keywords, and returns one.
 """
 
@@ -15,9 +15,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from verimut.benchmark import Adapter, Benchmark, resolve
-from verimut.errors import AuditError
-from verimut.registry import Registry, load_spec
+from verimut.core.benchmark import Adapter, Benchmark, resolve
+from verimut.core.errors import AuditError
+from verimut.core.registry import Registry, load_spec
 
 __all__ = ["BENCHMARKS", "Adapter", "load", "resolve"]
 
@@ -25,6 +25,7 @@ BENCHMARKS: Registry[Any] = Registry("benchmark", entry_points="verimut.benchmar
 BENCHMARKS.register("agentdojo", "verimut.adapters.agentdojo:create")
 BENCHMARKS.register("appworld", "verimut.adapters.appworld:create")
 BENCHMARKS.register("bfcl", "verimut.adapters.bfcl:create")
+BENCHMARKS.register("miniwob", "verimut.adapters.cube:create_miniwob")
 BENCHMARKS.register("tau2", "verimut.adapters.tau2:create")
 BENCHMARKS.register("workarena", "verimut.adapters.workarena:create")
 

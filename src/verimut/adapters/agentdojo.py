@@ -42,10 +42,10 @@ from typing import Any
 from pydantic import BaseModel
 
 from verimut.adapters.base import plain, unknown_task
-from verimut.benchmark import Verdict
-from verimut.errors import AuditError
-from verimut.oracle import NEW
-from verimut.run import Action, Run, Step
+from verimut.core.benchmark import Verdict
+from verimut.core.errors import AuditError
+from verimut.core.run import Action, AnswerChannel, Run, Step
+from verimut.oracle.state import NEW
 
 DEFAULT_VERSION = "v1.2"
 USER, INJECTION = "user", "injection"
@@ -174,6 +174,8 @@ class AgentDojo:
         "bank_account.scheduled_transactions",
     )
     trace_args: Mapping[str, Sequence[str]] = {"invite_user_to_slack": ("user_email",)}
+    # A user task's `utility(model_output, ...)` reads the run's final answer: the answer families edit it.
+    answer_channel = AnswerChannel("AgentDojo's model output (the `model_output` a task's check reads)")
 
     def __init__(self, version: str | None = None) -> None:
         _defer_agent_pipeline()

@@ -9,7 +9,7 @@ import importlib.metadata
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from verimut.errors import AuditError
+from verimut.core.errors import AuditError
 
 T = TypeVar("T")
 

@@ -29,6 +29,12 @@ bfcl-eval 2026.3.23; tests/test_bfcl.py checks them again):
 
 A run is the entry's turns in order, each opened by a TURN marker action (not a write) followed
 by that turn's calls; the checker gets the calls of each turn as one step.
+
+No answer channel, so the answer families are refused on every task: BFCL's multi-turn checker grades no text
+answer. bfcl_eval/eval_checker/eval_runner.py `_evaluate_single_multi_turn_entry` keeps only what
+`decode_execute` decodes as function calls (a message that does not decode, a model "chatting", is skipped), and
+multi_turn_checker.py `multi_turn_checker` compares backend state (`state_checker`) and call results
+(`response_checker`) turn by turn: a final text response never reaches it.
 """
 
 from __future__ import annotations
@@ -49,9 +55,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from verimut.adapters.base import check_version, plain, require
-from verimut.benchmark import Verdict
-from verimut.errors import AuditError
-from verimut.run import Action, Run, Step
+from verimut.core.benchmark import Verdict
+from verimut.core.errors import AuditError
+from verimut.core.run import Action, Run, Step
 
 CATEGORIES = ("base", "miss_func", "miss_param", "long_context")
 TURN = "<turn>"  # marks where a turn begins; the checker grades per turn

@@ -2,9 +2,10 @@
 
 verimut's side of the seam: an adapter whose every call goes to a worker process running the
 benchmark in its own environment (for dependencies that clash with verimut's). Episodes stay
-in the worker; verimut holds handles, and a handle verimut drops is closed in the worker. Of the
-optional methods (verimut.benchmark), the adapter offers those its worker announces it has: the
-others are None, which `verimut.benchmark.resolve` reads as absent.
+in the worker; verimut holds handles, and a handle verimut drops (or closes) is closed in the worker. Of the
+optional methods (verimut.core.benchmark.CAPABILITIES), the adapter offers those its worker announces it has:
+the others are None, which `verimut.core.benchmark.resolve` reads as absent. The optional attributes
+(`grammar`, `concurrency`, `contracts`, ...) are the worker-side adapter's, as announced.
 
 Each process that uses the adapter gets its own worker (a forked pool worker starts one on
 its first call). A call that takes longer than `timeout`, or a worker that dies, raises
@@ -24,12 +25,27 @@ from typing import Any
 
 import msgspec
 
-from verimut.benchmark import Verdict
-from verimut.children import die_with_parent
-from verimut.errors import AuditError, BenchmarkCrash
-from verimut.run import Action, Run, Step
+from verimut.core.benchmark import CAPABILITIES, Verdict
+from verimut.core.children import die_with_parent
+from verimut.core.errors import AuditError, BenchmarkCrash
+from verimut.core.forms import FormFacts
+from verimut.core.run import Action, Run, Step
 
-WORKER = Path(__file__).resolve().parent.parent / "worker.py"
+WORKER = Path(__file__).resolve().parent / "worker.py"
+
+
+def interpreter(
+    given: str | os.PathLike[str] | None, env: str, default: Path, label: str, install: str, option: str
+) -> Path:
+    """A benchmark's own interpreter: `given` (its --option), $`env`, or `default` under the current directory;
+    a missing one is a one-line error that names the script installing it."""
+    path = Path(given or os.environ.get(env) or default)
+    if not path.exists():
+        raise AuditError(
+            f"{label}'s interpreter {path} is missing: run `bash scripts/{install}` first "
+            f"(or name one with --option {option}=PATH or ${env})"
+        )
+    return path.absolute()
 
 
 class Handle:
@@ -37,10 +53,24 @@ class Handle:
 
     def __init__(self, remote: Remote, number: int, generation: int) -> None:
         self.number, self.generation = number, generation
-        weakref.finalize(self, remote._release, number, generation)
+        self.release = weakref.finalize(self, remote._release, number, generation)
 
 
 class Remote:
+    # The optional attributes (verimut.core.benchmark), each set from the worker's announcement when its adapter
+    # sets it; these defaults are what `resolve` takes for an attribute that is absent.
+    grammar: str | None = None
+    concurrency: int | None = None
+    markers: frozenset[str] = frozenset()
+    swap_suites: tuple[str, ...] = ()
+    grades_in_place: bool = False
+    contracts: Mapping[str, str] = {}
+    assigned_keys: tuple[str, ...] = ()
+    trace_args: Mapping[str, tuple[str, ...]] = {}
+    target_args: frozenset[str] = frozenset()
+    # As announced, {"where", "tool", "arg"}: `resolve` makes it an AnswerChannel (and names a malformed one).
+    answer_channel: Mapping[str, str] | None = None
+
     def __init__(
         self,
         python: str | Path,
@@ -62,13 +92,42 @@ class Remote:
         self.name: str = hello["name"]
         self.version: str = hello["version"]
         self.telemetry: Sequence[str] = tuple(hello["telemetry"])
-        has = {name for name in ("fork", "verify_as", "explain", "verifier_source") if hello.get(name)}
+        has = {name for name in CAPABILITIES if hello.get(name)}
         self.fork: Callable[[Handle], Handle] | None = self._fork if "fork" in has else None
         self.verify_as: Callable[[str, Handle, Run], Verdict] | None = self._verify_as if "verify_as" in has else None
         self.explain: Callable[[str, Sequence[str]], str | None] | None = self._explain if "explain" in has else None
         self.verifier_source: Callable[[str], tuple[str, int, str] | None] | None = (
             self._verifier_source if "verifier_source" in has else None
         )
+        self.form: Callable[[str], FormFacts] | None = self._form if "form" in has else None
+        self.close: Callable[[Handle], None] | None = self._close if "close" in has else None
+        self.kind: Callable[[str], str] | None = self._kind if "kind" in has else None
+        self.reads_trace: Callable[[str], bool] | None = self._reads_trace if "reads_trace" in has else None
+        self.patch: Callable[[Handle, Sequence[str], Any], None] | None = self._patch if "patch" in has else None
+        self._attributes(hello.get("attributes") or {})
+
+    def _attributes(self, given: Mapping[str, Any]) -> None:
+        """The optional attributes the worker announced (JSON: a set or tuple arrives as a list)."""
+        if given.get("grammar") is not None:
+            self.grammar = str(given["grammar"])
+        if given.get("concurrency") is not None:
+            self.concurrency = int(given["concurrency"])
+        if given.get("markers") is not None:
+            self.markers = frozenset(given["markers"])
+        if given.get("swap_suites") is not None:
+            self.swap_suites = tuple(given["swap_suites"])
+        if given.get("grades_in_place") is not None:
+            self.grades_in_place = given["grades_in_place"] is True
+        if given.get("contracts") is not None:
+            self.contracts = dict(given["contracts"])
+        if given.get("assigned_keys") is not None:
+            self.assigned_keys = tuple(given["assigned_keys"])
+        if given.get("trace_args") is not None:
+            self.trace_args = {str(tool): tuple(args) for tool, args in given["trace_args"].items()}
+        if given.get("target_args") is not None:
+            self.target_args = frozenset(given["target_args"])
+        if given.get("answer_channel") is not None:
+            self.answer_channel = dict(given["answer_channel"])
 
     # -- the process -----------------------------------------------------------------------
     def _start(self) -> dict[str, Any]:
@@ -194,3 +253,24 @@ class Remote:
     def _verifier_source(self, task: str) -> tuple[str, int, str] | None:
         found = self._call("verifier_source", task=task)
         return None if found is None else (str(found[0]), int(found[1]), str(found[2]))
+
+    def _form(self, task: str) -> FormFacts:
+        try:
+            return msgspec.convert(self._call("form", task=task), FormFacts)
+        except msgspec.ValidationError as e:
+            raise AuditError(f"{self.name}: the worker's form of {task} is not a form's facts: {e}") from None
+
+    def _close(self, episode: Handle) -> None:
+        if episode.generation != self._generation or self._owner != os.getpid():
+            return  # its worker is gone (and the episode with it), or belongs to another process
+        episode.release.detach()  # closed now, not again when the handle is collected
+        self._call("close", episode=episode.number)
+
+    def _kind(self, task: str) -> str:
+        return str(self._call("kind", task=task))
+
+    def _reads_trace(self, task: str) -> bool:
+        return bool(self._call("reads_trace", task=task))
+
+    def _patch(self, episode: Handle, path: Sequence[str], value: Any) -> None:
+        self._call("patch", episode=self._handle(episode), path=list(path), value=value)

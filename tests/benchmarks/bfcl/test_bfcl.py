@@ -16,10 +16,10 @@ import pytest
 pytest.importorskip("bfcl_eval", reason="bfcl-eval is not installed: scripts/install-bfcl.sh installs it")
 
 from conftest import verimut
-from verimut import oracle
 from verimut.adapters import bfcl as adapter
-from verimut.replay import replay
-from verimut.run import Action, Run
+from verimut.core.replay import replay
+from verimut.core.run import Action, Run
+from verimut.oracle import state as oracle
 
 # Two entries of each category: the first, and one from the middle of the file.
 SLICE = [f"{c}/multi_turn_{c}_{n}" for c in adapter.CATEGORIES for n in (0, 100)]

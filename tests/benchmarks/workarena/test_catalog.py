@@ -12,16 +12,16 @@ import os
 import pytest
 import requests
 
-from verimut import audit as audit_mod
-from verimut.executor import Pool
-from verimut.store import Store
+from verimut import api as audit_mod
+from verimut.engine.store import Store
+from verimut.executors.pool import Pool
 
 pytest.importorskip("browsergym.workarena", reason="install with scripts/install-workarena.sh")
 from verimut.adapters import workarena as wa
 from verimut.adapters.workarena import catalog
 from verimut.adapters.workarena import catalog_standin as cat_standin
 from verimut.adapters.workarena import servicenow_standin as standin
-from verimut.benchmark import resolve
+from verimut.core.benchmark import resolve
 
 TASK = "once-after-submit/order-standard-laptop-0"  # a textarea, two checkboxes, quantity 1
 SOFTWARE = "Additional software requirements"
@@ -40,7 +40,6 @@ def audited(stand_in, tmp_path_factory):
             tasks=[TASK],
             families=["wrong-value", "no-submit"],
             executor=Pool(workers=1, timeout=240),
-            quiet=True,
         )
     finally:
         bench.close_all()

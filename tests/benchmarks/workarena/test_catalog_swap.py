@@ -11,15 +11,15 @@ import os
 
 import pytest
 
-from verimut import audit as audit_mod
-from verimut.executor import Pool
-from verimut.store import Store
+from verimut import api as audit_mod
+from verimut.engine.store import Store
+from verimut.executors.pool import Pool
 
 pytest.importorskip("browsergym.workarena", reason="install with scripts/install-workarena.sh")
 from verimut.adapters import workarena as wa
 from verimut.adapters.workarena import catalog
 from verimut.adapters.workarena import servicenow_standin as standin
-from verimut.benchmark import USER, kind_of, resolve
+from verimut.core.benchmark import USER, kind_of, resolve
 
 if not os.path.exists(wa.CHROMIUM):
     pytest.skip(f"{wa.CHROMIUM} is missing: run scripts/install-chromium.sh", allow_module_level=True)
@@ -33,7 +33,7 @@ def grid(stand_in, tmp_path_factory):
     out = tmp_path_factory.mktemp("catalog-swap")
     bench = wa.WorkArena(stand_in.url, standin.ADMIN, stand_in=True, catalog_configs="0")
     try:
-        audit_mod.swap(resolve(bench), out, tasks=[FORM, ORDER], executor=Pool(workers=1, timeout=240), quiet=True)
+        audit_mod.swap(resolve(bench), out, tasks=[FORM, ORDER], executor=Pool(workers=1, timeout=240))
     finally:
         bench.close_all()
     return Store(out).read_manifest(), Store(out).rows()

@@ -14,14 +14,14 @@ import sys
 
 import pytest
 
-from verimut import audit as audit_mod
-from verimut.executor import Pool
-from verimut.store import Store
+from verimut import api as audit_mod
+from verimut.engine.store import Store
+from verimut.executors.pool import Pool
 
 pytest.importorskip("browsergym.workarena", reason="install with scripts/install-workarena.sh")
 from verimut.adapters import workarena as wa
 from verimut.adapters.workarena import servicenow_standin as standin
-from verimut.benchmark import resolve
+from verimut.core.benchmark import resolve
 
 if not __import__("os").path.exists(wa.CHROMIUM):
     pytest.skip(f"{wa.CHROMIUM} is missing: run scripts/install-chromium.sh", allow_module_level=True)
@@ -34,7 +34,7 @@ def _run(stand_in, out, how, in_place=True):
     bench = wa.WorkArena(stand_in.url, standin.ADMIN, stand_in=True)
     try:
         adapter = dataclasses.replace(resolve(bench), grades_in_place=in_place)
-        how(adapter, out, executor=Pool(workers=1, timeout=240), quiet=True)
+        how(adapter, out, executor=Pool(workers=1, timeout=240))
     finally:
         bench.close_all()
     return Store(out).read_manifest(), Store(out).rows()

@@ -15,14 +15,14 @@ import pytest
 import requests
 
 from conftest import ROOT
-from verimut import audit as audit_mod
-from verimut.executor import Pool
-from verimut.store import Store
+from verimut import api as audit_mod
+from verimut.engine.store import Store
+from verimut.executors.pool import Pool
 
 pytest.importorskip("browsergym.workarena", reason="install with scripts/install-workarena.sh")
 from verimut.adapters import workarena as wa
 from verimut.adapters.workarena import servicenow_standin as standin
-from verimut.benchmark import resolve
+from verimut.core.benchmark import resolve
 
 TASKS = ["once-after-submit/incident-0", "per-step/incident-0"]
 
@@ -34,9 +34,7 @@ def audited(stand_in, tmp_path_factory):
     out = tmp_path_factory.mktemp("workarena")
     try:
         families = ["claim-only", "omit-divergent", "no-submit", "extra-field"]  # omit-field: operator test below
-        audit_mod.audit(
-            resolve(bench), out, tasks=TASKS, families=families, executor=Pool(workers=2, timeout=240), quiet=True
-        )
+        audit_mod.audit(resolve(bench), out, tasks=TASKS, families=families, executor=Pool(workers=2, timeout=240))
     finally:
         bench.close_all()
     return Store(out).read_manifest(), Store(out).rows()

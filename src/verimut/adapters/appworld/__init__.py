@@ -21,8 +21,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from verimut.adapters.remote import Remote
-from verimut.errors import AuditError
+from verimut.adapters.remote import Remote, interpreter
+from verimut.core.errors import AuditError
 
 PYTHON_ENV = "VERIMUT_APPWORLD_PYTHON"
 DEFAULT_PYTHON = Path(".venv-appworld") / "bin" / "python"  # relative: under the current directory
@@ -33,13 +33,7 @@ CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "veri
 
 def python(given: str | os.PathLike[str] | None = None) -> Path:
     """AppWorld's interpreter: `given` (the `appworld_python` option), $VERIMUT_APPWORLD_PYTHON, or the default."""
-    path = Path(given or os.environ.get(PYTHON_ENV) or DEFAULT_PYTHON)
-    if not path.exists():
-        raise AuditError(
-            f"AppWorld's interpreter {path} is missing: run `bash scripts/install-appworld.sh` first "
-            f"(or name one with --option appworld_python=PATH or ${PYTHON_ENV})"
-        )
-    return path.absolute()
+    return interpreter(given, PYTHON_ENV, DEFAULT_PYTHON, "AppWorld", "install-appworld.sh", "appworld_python")
 
 
 def _synthetic_root(interpreter: Path) -> Path:

@@ -16,7 +16,7 @@ Facts this adapter relies on (checked against browsergym-workarena 0.5.3, tasks/
 - `validate(page, chat)` checks the URL, reads that flag, reads the sys_id, GETs the record through the
   Table API and compares only `task_fields`; submit navigates the iframe, so the flag is gone after it.
 
-Runs are steps of the form vocabulary (`verimut.forms`): `set_field` fills one field the way WorkArena's
+Runs are steps of the form vocabulary (`verimut.core.forms`): `set_field` fills one field the way WorkArena's
 own `_fill_fields` does (label locator; select for choices, check for booleans, WorkArena's `fill_text`
 otherwise), then moves focus on as a user does (a text field's `change` fires on blur); `submit` clicks
 the insert button and waits for the iframe's next page. These are the adapter's own Playwright steps,
@@ -59,12 +59,12 @@ from typing import Any, ClassVar
 
 import msgspec
 
-from verimut import forms
 from verimut.adapters.base import require, unknown_task
 from verimut.adapters.workarena import catalog as wa_catalog  # the catalog tasks: catalog.py
-from verimut.benchmark import Verdict
-from verimut.errors import AuditError
-from verimut.run import Action, Run, Step
+from verimut.core import forms
+from verimut.core.benchmark import Verdict
+from verimut.core.errors import AuditError
+from verimut.core.run import Action, Run, Step
 
 VERSION = "0.5.3"
 PROTOCOLS = ("once-after-submit", "per-step")

@@ -10,7 +10,7 @@ Facts this relies on (browsergym-workarena 0.5.3, tasks/service_catalog.py and a
   checks: exactly one item, its short description, its quantity, and each requested variable (a checkbox
   or radio by a loose match, a textarea by containment: the requested text anywhere in the stored text).
 
-A catalog task is audited with the form grammar (verimut.forms): its fields are the item's variables
+A catalog task is audited with the form grammar (verimut.core.forms): its fields are the item's variables
 (named by their question text) plus `quantity`, all of them requested, and its submit is the order. The
 run is the adapter's own Playwright steps, one per BrowserGym step, not `cheat()`: `open_item` (a read:
 the "Hardware" link, then the item's heading, as cheat does), one `set_field` per requested value, then
@@ -29,10 +29,10 @@ from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
-from verimut import forms
-from verimut.benchmark import Verdict
-from verimut.errors import AuditError
-from verimut.run import Action, Run, Step
+from verimut.core import forms
+from verimut.core.benchmark import Verdict
+from verimut.core.errors import AuditError
+from verimut.core.run import Action, Run, Step
 
 # `bench` below is the WorkArena adapter and `episode` its Episode (verimut.adapters.workarena): typed Any
 # here because that package imports this module (its hooks), and an import back would be a cycle.

@@ -1,4 +1,4 @@
-"""Generate verimut's SYNTHETIC AppWorld suite: a small world and 15 tasks in AppWorld's own on-disk
+"""Generate verimut's SYNTHETIC AppWorld suite: a small world and 20 tasks in AppWorld's own on-disk
 format, made with the real AppWorld engine (appworld==0.1.3.post1). It is not AppWorld's own task
 data (which cannot be downloaded here); every task is written for the audit, in AppWorld's style.
 
@@ -19,6 +19,11 @@ one underscore, so generator names have none):
 - phonetext:    text messages to contacts; the test counts len(added) == N.
 - noteupdate:   replace a note's content; the one write (PATCH) is idempotent under AppWorld's
                 frozen clock, so repeating it leaves the end state unchanged.
+
+And five question tasks (`question_1..5`, one question each, of the shapes AppWorld's own questions take: a
+count, a title, a phone number, a date): the solution reads, then submits its answer with
+`complete_task(answer=...)`; the evaluator compares it as AppWorld's does (`test.answer`: both sides through
+`answer_to_text`, then "==") and asserts no model changed. This is where the answer families act.
 """
 
 from __future__ import annotations
@@ -100,6 +105,9 @@ class Spec:
     login: str = ""  # which app the solution signs in to
     public: dict[str, Any] = field(default_factory=dict)
     music_player: bool = False  # the supervisor needs a (empty) spotify MusicPlayer
+    # A question task's ground-truth answer (answer.json); the solution leaves it in `answer` and submits it
+    # with complete_task(answer=answer). None: the task asks for no answer (complete_task()).
+    answer: Any = None
 
 
 def lit(value: Any) -> str:
@@ -339,6 +347,85 @@ def noteupdate(title: str, content: str) -> Spec:
     )
 
 
+# AppWorld's question tasks ("How many songs are in my Spotify queue?") are graded by the answer they submit,
+# `test.answer(predicted_answer, ground_truth_answer)`: both sides through appworld.common.utils.answer_to_text
+# (stripped, lower-cased, a number as its value), then compared with "==". And by "no model changes": a
+# question is answered by reading, so a run that also writes fails. A no-op run passes that one ("no_op_pass").
+NO_CHANGES = "assert no model changes."
+
+
+def paged(api: str, into: str, args: str = "") -> list[str]:
+    """Every page of a paginated AppWorld read, as AppWorld's own solutions loop over them."""
+    return [
+        f"{into} = []",
+        "page_index = 0",
+        "while True:",
+        f"    page = apis.{api}({args}page_index=page_index, page_limit=20, access_token=token)",
+        "    if not page:",
+        "        break",
+        f"    {into}.extend(page)",
+        "    page_index += 1",
+    ]
+
+
+def question(instruction: str, app: str, solution: list[str], answer: Any) -> Spec:
+    """A question task: the solution reads, leaves its answer in `answer`, and changes nothing."""
+    return Spec(
+        instruction=instruction,
+        apps=[app],
+        login=app,
+        private={},
+        solution=solution,
+        answer=answer,
+        tests=[check([NO_CHANGES], ['test.case(models.changed_model_names(), "==", set())'])],
+    )
+
+
+def contact_field(person: Person, asked: str, field_name: str, value: Any) -> Spec:
+    """What one of the supervisor's phone contacts' fields holds ("What is Grace Lee's phone number ...?")."""
+    return question(
+        asked,
+        "phone",
+        [
+            *paged("phone.search_contacts", "contacts", f"query={lit(person.name)}, "),
+            "contact = [c for c in contacts",
+            f'           if c["first_name"] + " " + c["last_name"] == {lit(person.name)}][0]',
+            f'answer = contact["{field_name}"]',
+        ],
+        value,
+    )
+
+
+QUESTIONS: dict[str, Spec] = {
+    "question_1": question(
+        "How many notes do I have in Simple Note?",
+        "simple_note",
+        [*paged("simple_note.search_notes", "notes"), "answer = len(notes)"],
+        len(NOTES),
+    ),
+    "question_2": question(
+        "What is the title of the longest song on Spotify?",
+        "spotify",
+        [*paged("spotify.search_songs", "songs"), 'answer = max(songs, key=lambda s: s["duration"])["title"]'],
+        max(SONGS, key=lambda s: s[1])[0],
+    ),
+    "question_3": contact_field(
+        GRACE, "What is Grace Lee's phone number in my phone contacts?", "phone_number", GRACE.phone
+    ),
+    "question_4": contact_field(
+        CAROL, "When is Carol White's birthday, according to my phone contacts?", "birthday", CAROL.birthday
+    ),
+    "question_5": question(
+        "How many of my phone contacts were born in the 1980s?",
+        "phone",
+        [
+            *paged("phone.search_contacts", "contacts"),
+            'answer = len([c for c in contacts if c["birthday"].startswith("198")])',
+        ],
+        sum(1 for p in PEOPLE if p.birthday.startswith("198")),
+    ),
+}
+
 TASKS: dict[str, Spec] = {
     "venmosplit_1": venmosplit(180.0, (BOB, CAROL, DAN), "work dinner"),
     "venmosplit_2": venmosplit(150.0, (EVE, FRANK), "team lunch"),
@@ -355,6 +442,7 @@ TASKS: dict[str, Spec] = {
     "noteupdate_1": noteupdate("Packing list", "passport, phone charger, sunscreen, hiking boots"),
     "noteupdate_2": noteupdate("Grocery list", "eggs, spinach, oat milk, coffee beans"),
     "noteupdate_3": noteupdate("Book club picks", "June: Piranesi; July: The Overstory"),
+    **QUESTIONS,
 }
 
 _EVALUATION_HEAD = """\
@@ -390,7 +478,7 @@ _LABEL_TEXT = """\
 This data root is a SYNTHETIC suite made by verimut with the real AppWorld engine
 (appworld {version}), in AppWorld's own on-disk format: base databases for all 12 apps,
 API docs generated from the installed apps, and {n} tasks written for the audit
-({generators}; three variants each).
+({generators}: the writing generators three variants each, then five question tasks).
 
 It is NOT AppWorld's own task data, and results on it are not results on AppWorld's
 benchmark. Generated by verimut/adapters/appworld/worker_side/appworld_suite.py.
@@ -409,7 +497,10 @@ def render_evaluation(tests: list[tuple[str, str]], canary: str) -> str:
 
 def render_solution(spec: Spec, canary: str) -> str:
     key = "phone_number" if spec.login == "phone" else "email"
-    body = _LOGIN.format(app=spec.login, key=key) + "\n".join(spec.solution) + "\napis.supervisor.complete_task()\n"
+    submit = (
+        "apis.supervisor.complete_task()" if spec.answer is None else "apis.supervisor.complete_task(answer=answer)"
+    )
+    body = _LOGIN.format(app=spec.login, key=key) + "\n".join(spec.solution) + f"\n{submit}\n"
     return _SOLUTION_HEAD.format(canary=canary) + indent(body, " " * 4)
 
 
@@ -548,13 +639,12 @@ def generate(root: str) -> None:
         write_json(spec.public, os.path.join(gt, "public_data.json"))
         write_json(spec.private, os.path.join(gt, "private_data.json"))
         with open(os.path.join(gt, "answer.json"), "w") as f:
-            f.write("null")
+            f.write(json.dumps(spec.answer))
         write_json(spec.apps, os.path.join(gt, "required_apps.json"))
         # The evaluator matches each `with test("""...""")` text against these requirements.
         requirements = ["assert answers match.", *(r for r, _ in spec.tests)]
-        write_json(
-            [{"requirement": r, "label": "no_op_fail"} for r in requirements], os.path.join(gt, "test_data.json")
-        )
+        labels = [{"requirement": r, "label": "no_op_pass" if r == NO_CHANGES else "no_op_fail"} for r in requirements]
+        write_json(labels, os.path.join(gt, "test_data.json"))
         # num_solution_code_lines must be given: without it AppWorld computes it with `black`, which
         # it does not install, and AppWorld(...) crashes.
         body = solution.split("def solution(apis, requester):", 1)[1].splitlines()

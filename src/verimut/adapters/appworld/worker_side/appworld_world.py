@@ -12,6 +12,8 @@ earlier episodes are finished with.
   any model the episode changed), keyed by model and id, read before the evaluator runs.
 - The verifier is the task's shipped evaluator, unmodified, with its per-test results; `verify_as`
   calls another task's evaluator on an episode the way AppWorld's own `evaluate_task` calls it.
+- A run's answer is what it submits with `supervisor.complete_task(answer=...)` (the answer channel): the
+  evaluator reads it back from the supervisor's Task row, and `test.answer` compares it with the task's.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 sys.dont_write_bytecode = True  # each task's evaluation.py is imported as module "evaluation"
 
@@ -44,6 +46,13 @@ def _plain(value: Any) -> Any:
 class AppWorldBench:
     name = "appworld"
     telemetry = ()
+    # verimut's AnswerChannel, in JSON terms (this side cannot import verimut): the answer is the `answer`
+    # argument of the run's last complete_task call; an action's name is "app.api".
+    answer_channel: ClassVar[dict[str, str]] = {
+        "where": "AppWorld's complete_task(answer=...)",
+        "tool": ".".join(_CLAIM),
+        "arg": "answer",
+    }
 
     def __init__(self) -> None:
         root = os.environ.get("APPWORLD_ROOT")

@@ -1,0 +1,197 @@
+"""verimut's public API: `audit`, `swap` and `repair`, as the command line and the pytest plugin run them.
+
+    from verimut.api import audit, repair, swap
+
+    summary = audit("agentdojo", "verimut-out/agentdojo", suites=["banking"], executor="pool")
+    census = swap("agentdojo", "verimut-out/agentdojo-swap", suites=["banking"])
+    report = repair("verimut-out/agentdojo")
+
+Each writes one output directory and returns what its summary says; running again on the same
+directory resumes. A benchmark is a name (built in, an installed entry point, or `module:object`) or an adapter
+object; an executor is a name (`inprocess`, `pool`, `ray`, or one an entry point adds) or an Executor, which the
+caller then closes. Bad input raises `verimut.AuditError` with a one-line message (docs/api.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from verimut import adapters
+from verimut.core.benchmark import USER, Adapter, Benchmark, kind_of, resolve
+from verimut.core.errors import AuditError
+from verimut.core.records import CellResult, Manifest
+from verimut.engine import arms, pipeline
+from verimut.engine import executor as executor_mod
+from verimut.engine import manifest as manifest_mod
+from verimut.engine.arms import FAULT, SWAP_ARM, Arm
+from verimut.engine.executor import DEFAULT_TIMEOUT, Executor
+from verimut.engine.pipeline import OnCores, Progress
+from verimut.engine.scoring import Source
+from verimut.engine.store import Store
+from verimut.findings import rewards
+from verimut.findings.summary import Summary
+from verimut.findings.swap import Census
+from verimut.outputs import report_html
+from verimut.repair import Report
+from verimut.repair import run as run_repair
+
+Bench = str | Benchmark | Adapter
+
+
+def _bench(benchmark: Bench, version: str | None, options: Mapping[str, Any] | None) -> tuple[Adapter, Source | None]:
+    """The adapter, and how a worker that does not fork loads it (a name only: an object cannot travel)."""
+    if isinstance(benchmark, str):
+        return adapters.load(benchmark, version, options), Source.here(benchmark, version, options)
+    if options:
+        raise AuditError("options are for a benchmark given by name: an adapter object is already made")
+    return (benchmark if isinstance(benchmark, Adapter) else resolve(benchmark)), None
+
+
+@contextmanager
+def _executor(executor: str | Executor, workers: int | None, timeout: float, address: str | None) -> Any:
+    """A named executor is made here and closed after; a given one is the caller's to close."""
+    if not isinstance(executor, str):
+        yield executor
+        return
+    made = executor_mod.make(executor, workers, timeout, address=address)
+    try:
+        yield made
+    finally:
+        made.close()
+
+
+def summarize(
+    m: Manifest,
+    rows: dict[str, CellResult],
+    store: Store,
+    c: float = rewards.DEFAULT_C,
+    each: manifest_mod.Each = manifest_mod.serially,
+) -> Summary | Census:
+    """Write summary.md/json, report.html (and, for the fault arm, rewards.json) for the manifest's arm.
+    `each` draws the report's figures (most of its time): on an executor's cores with `OnCores`."""
+    result: Summary | Census = arms.of(m).write(m, rows, store, c)
+    report_html.write(store, m, rows, result, each)
+    return result
+
+
+def _one_arm(
+    bench: Adapter,
+    out: str | Path,
+    arm: Arm,
+    tasks: Sequence[str],
+    families: Sequence[str],
+    runner: Executor,
+    progress: Progress | None,
+    source: Source | None,
+) -> Summary | Census:
+    store = Store(Path(out))
+    store.check_usable()
+    with store.lock():
+        m, rows = pipeline.run(bench, store, arm, tasks, families, runner, progress, source)
+        return summarize(m, rows, store, each=OnCores(runner))
+
+
+def audit(
+    benchmark: Bench,
+    out: str | Path,
+    *,
+    version: str | None = None,
+    options: Mapping[str, Any] | None = None,
+    suites: Sequence[str] = (),
+    tasks: Sequence[str] = (),
+    families: Sequence[str] = (),
+    kinds: Sequence[str] = (),
+    executor: str | Executor = "inprocess",
+    workers: int | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    address: str | None = None,
+    progress: Progress | None = None,
+    source: Source | None = None,
+) -> Summary:
+    """Audit `benchmark`'s verifiers with the fault grammar into `out` (`verimut audit`).
+
+    `suites`, `tasks`, `kinds` and `families` narrow what is audited (default: every task, every family of the
+    benchmark's grammar). `source` says how a worker that does not fork loads an adapter given as an object
+    (Ray); a benchmark given by name needs none.
+    """
+    bench, named = _bench(benchmark, version, options)
+    chosen = pipeline.select_kinds(bench, pipeline.select_tasks(bench.tasks(), suites, tasks), kinds)
+    fams = pipeline.select_families(families, bench.grammar)
+    with _executor(executor, workers, timeout, address) as runner:
+        result = _one_arm(bench, out, FAULT, chosen, fams, runner, progress, source or named)
+    assert isinstance(result, Summary)
+    return result
+
+
+def swap(
+    benchmark: Bench,
+    out: str | Path,
+    *,
+    version: str | None = None,
+    options: Mapping[str, Any] | None = None,
+    suites: Sequence[str] = (),
+    tasks: Sequence[str] = (),
+    executor: str | Executor = "inprocess",
+    workers: int | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    address: str | None = None,
+    progress: Progress | None = None,
+    source: Source | None = None,
+) -> Census:
+    """The intent-swap census of the chosen user tasks into `out` (`verimut swap`; pairs are formed per suite).
+
+    Only "user" tasks are paired: another kind's verifier (AgentDojo's `security`) asks whether an
+    attack succeeded, not whether a user's request was done, so a swapped pass means nothing.
+    """
+    bench, named = _bench(benchmark, version, options)
+    if bench.verify_as is None:
+        raise AuditError(
+            f"{bench.name} cannot run the intent-swap census: its adapter has no verify_as(task, episode, run)"
+        )
+    if not suites and not tasks:
+        suites = bench.swap_suites  # the adapter's default (WorkArena: once-after-submit only)
+    chosen = pipeline.select_tasks(bench.tasks(), suites, tasks)
+    if bench.kind is not None:
+        users = [t for t in chosen if kind_of(bench, t) == USER]
+        if not users:
+            raise AuditError("no task selected: the intent-swap census pairs user tasks only")
+        chosen = users
+    with _executor(executor, workers, timeout, address) as runner:
+        result = _one_arm(bench, out, SWAP_ARM, chosen, (), runner, progress, source or named)
+    assert isinstance(result, Census)
+    return result
+
+
+def repair(
+    directory: str | Path,
+    *,
+    benchmark: Bench | None = None,
+    census: str | Path | None = None,
+    executor: str | Executor = "inprocess",
+    workers: int | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    address: str | None = None,
+) -> Report:
+    """The minimal checks that reject the audit in `directory`'s confirmed false accepts (`verimut repair`).
+
+    Writes them under `directory`/repair/ (a module, summary.md/json), regrades every cell of the audit (and of
+    the swap census in `census`, whose effect-absent acceptances are targets too) with the repaired verifiers
+    on `executor`, as the audit scored them, and rebuilds report.html with the before/after counts. `benchmark`:
+    as given to `audit`, when it is not built in (its version is the audit's).
+    """
+    store = Store(Path(directory))
+    m = store.read_manifest()
+    if benchmark is None and not adapters.known(m.benchmark):
+        raise AuditError(f"{m.benchmark!r} is not built in: give the benchmark as given to `audit` (module:object)")
+    bench, source = _bench(benchmark if benchmark is not None else m.benchmark, m.version, None)
+    with _executor(executor, workers, timeout, address) as runner, store.lock():
+        swapped = None if census is None else Store(Path(census))
+        report = run_repair(bench, m, store.rows(), store, swapped, executor=runner, source=source)
+        report_html.rebuild(store)  # its before/after counts join the audit's page
+    return report
+
+
+__all__ = ["Progress", "audit", "repair", "summarize", "swap"]

@@ -1,0 +1,88 @@
+"""How a run ends on the command line: its tables, where its files are, the CI files asked for, and the gate's exit.
+
+Exit codes (cli/app.py): 0 the gate does not hold, 1 it holds (by default: a confirmed false accept), 2 the run
+audited nothing (every control failed) or could not run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from verimut.cli import gate as gate_mod
+from verimut.cli.options import CI
+from verimut.cli.terminal import coverage_tables, out, outcome_tables, swap_table
+from verimut.core.errors import AuditError
+from verimut.engine.store import LEDGER, REPORT, REWARDS, SUMMARY_JSON, SUMMARY_MD, Store
+from verimut.findings import summary as summary_mod
+from verimut.findings import swap as swap_mod
+from verimut.outputs import junit, sarif
+
+
+def _ci_outputs(ci: CI, directory: Path, locate: sarif.Locator | None) -> None:
+    if ci.junit is None and ci.sarif is None:
+        return
+    store = Store(directory)
+    m, rows = store.read_manifest(), store.rows()
+    if ci.junit is not None:
+        out.print(f"JUnit XML: {junit.write(m, rows, ci.junit)}")
+    if ci.sarif is not None:
+        out.print(f"SARIF: {sarif.write(m, rows, ci.sarif, locate)}")
+
+
+def finish(
+    s: summary_mod.Summary | swap_mod.Census,
+    directory: Path,
+    ci: CI | None = None,
+    locate: sarif.Locator | None = None,
+) -> None:
+    if isinstance(s, swap_mod.Census):
+        out.print(swap_table(s))
+        out.print(
+            f"off-diagonal acceptances: {len(s.acceptances) or 'none found'}; with the requested effect absent "
+            f"(confirmed false accepts): {len(s.false_accepts) or 'none found'}. " + s.note
+        )
+    else:
+        for table in outcome_tables(s):
+            out.print(table)
+        if s.frame_coverage is not None and s.frame_coverage.confirmed:
+            for t in coverage_tables(s.frame_coverage):
+                out.print(t)
+        out.print(
+            f"confirmed false accepts: {len(s.false_accepts) or 'none found'}{summary_mod.per_kind(s)}; " + s.note
+        )
+        if s.null_runs is not None:
+            n = s.null_runs
+            out.print(
+                f"vacuous verifiers: {n.vacuous} of {n.graded} give full reward to doing nothing "
+                f"({n.may_be_right} on tasks whose reference run does nothing)"
+            )
+        if s.rewards:
+            out.print(f"rewards: {s.rewards['conclusion']} (per cell: {directory / REWARDS})")
+            if s.rewards.get("vacuous"):
+                out.print(f"rewards: {s.rewards['vacuous']}")
+        if s.alternative_families or s.false_rejects:
+            alt = sum(f.alternative for f in s.false_rejects)
+            out.print(
+                f"false rejects (the verifier fails a correct end state): {len(s.false_rejects) or 'none found'}"
+                + (f", {alt} of them alternative runs" if alt else "")
+                + " (each with its evidence in the report)"
+            )
+    if s.control_failures:
+        out.print(f"[bold red]{len(s.control_failures)} control(s) failed[/]: see the report")
+    out.print(
+        f"report: {directory / REPORT} and {directory / SUMMARY_MD}  "
+        f"(machine-readable: {directory / SUMMARY_JSON}, ledger: {directory / LEDGER})"
+    )
+    ci = ci or CI()
+    _ci_outputs(ci, directory, locate)
+    gate = gate_mod.read(ci.fail_on, gate_mod.vocabulary_of(s))
+    fired = gate_mod.fired(gate, gate_mod.counts_of(s))
+    if fired:
+        out.print(f"fail-on {str(gate)!r} holds: " + "; ".join(fired), highlight=False)
+    elif ci.fail_on is not None:
+        out.print(f"fail-on {str(gate)!r} does not hold", highlight=False)
+    if not fired and isinstance(s, summary_mod.Summary) and s.nothing_audited is not None:
+        raise AuditError(s.nothing_audited)  # the report is written; the exit says the run audited nothing
+    raise typer.Exit(1 if fired else 0)

@@ -1,0 +1,236 @@
+"""The pipeline's engine: choose the tasks and families, build the manifest (or check it against the stored one),
+score every cell once into the ledger, controls first, and record the run.
+
+What is made of the ledger (summaries, the report) is the findings' and outputs' (`verimut.api` puts it together).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from datetime import UTC, datetime
+from typing import Any, Protocol, TypeVar
+
+from verimut.core.benchmark import Adapter, kind_of
+from verimut.core.errors import AuditError
+from verimut.core.records import Cell, CellResult, Manifest, Outcome, RunRecord
+from verimut.engine import arms
+from verimut.engine import manifest as manifest_mod
+from verimut.engine.arms import FAULT, Arm
+from verimut.engine.executor import Executor
+from verimut.engine.scorer import Scorer
+from verimut.engine.scoring import Scoring, Source
+from verimut.engine.store import Store
+from verimut.grammar.faults import CONTROL, FAMILIES, of_grammar
+
+_T = TypeVar("_T")
+_R = TypeVar("_R")
+
+
+def select_tasks(all_tasks: Sequence[str], suites: Sequence[str] = (), tasks: Sequence[str] = ()) -> list[str]:
+    """The tasks to audit: those named, or those of the named suites (a suite is a task-id prefix)."""
+    chosen = list(all_tasks)
+    if not chosen:
+        raise AuditError("the benchmark lists no tasks (its tasks() is empty): there is nothing to audit")
+    if suites:
+        known = sorted({t.split("/", 1)[0] for t in all_tasks if "/" in t})
+        for s in suites:
+            if s not in known:
+                raise AuditError(
+                    f"unknown suite {s!r} (known: {', '.join(known) or 'none: this benchmark has no suites'})"
+                )
+        chosen = [t for t in chosen if t.split("/", 1)[0] in suites]
+    if tasks:
+        for t in tasks:
+            if t not in all_tasks:
+                raise AuditError(f"unknown task {t!r} (task ids look like {all_tasks[0]!r})")
+        chosen = [t for t in chosen if t in tasks]
+    if not chosen:
+        raise AuditError("no task selected: the suites and tasks given have nothing in common")
+    return chosen
+
+
+def select_kinds(bench: Adapter, chosen: Sequence[str], kinds: Sequence[str] = ()) -> list[str]:
+    """The chosen tasks of the named kinds (all of them when none is named).
+
+    A kind is checked against those the benchmark has (every task is "user" when its adapter
+    declares no kinds), so a misspelt one is an error rather than an empty audit.
+    """
+    if not kinds:
+        return list(chosen)
+    known = sorted({kind_of(bench, t) for t in bench.tasks()})
+    for k in kinds:
+        if k not in known:
+            raise AuditError(f"unknown task kind {k!r} (known for {bench.name}: {', '.join(known)})")
+    picked = [t for t in chosen if kind_of(bench, t) in kinds]
+    if not picked:
+        raise AuditError(f"no task selected: none of the suites and tasks given is of kind {', '.join(kinds)}")
+    return picked
+
+
+def select_families(families: Sequence[str] = (), grammar: str = "api") -> list[str]:
+    """The families named, or else every family of the benchmark's grammar ("api", or "form")."""
+    for f in families:
+        FAMILIES.get(f)  # an unknown name is an AuditError naming the known ones
+    return list(families) or of_grammar(grammar)
+
+
+class Progress(Protocol):
+    """What the pipeline reports its progress to (the command line's bar, cli/progress.py; or nothing)."""
+
+    def add_task(self, description: str, *, total: int, completed: int = 0, unit: str = "cells") -> Any: ...
+
+    def advance(self, task: Any) -> None: ...
+
+
+def _differences(stored: Manifest, fresh: Manifest) -> str:
+    named = [
+        f
+        for f in ("benchmark", "version", "provenance", "families", "telemetry", "masks", "tasks", "cells", "verimut")
+        if getattr(stored, f) != getattr(fresh, f)
+    ]
+    return ", ".join(named) or "content"
+
+
+class OnCores:
+    """Independent work (the manifest's per task, the report's figures) on an executor's cores (`manifest.Each`)."""
+
+    def __init__(self, executor: Executor, limit: int | None = None) -> None:
+        self.executor, self.limit = executor, limit  # limit: a shared live instance (WorkArena) takes one at a time
+
+    def __call__(self, fn: Callable[[_T], _R], items: Sequence[_T]) -> Iterable[_R]:
+        return self.executor.map(fn, items, self.limit)
+
+
+def prepare(
+    bench: Adapter,
+    store: Store,
+    tasks: Sequence[str],
+    families: Sequence[str],
+    tick: Callable[[str], None],
+    arm: Arm = FAULT,
+    executor: Executor | None = None,
+) -> Manifest:
+    """Build the manifest (its per-task work on the executor's cores); write it, or check it against the one
+    already in the store (checked by the caller)."""
+    each: manifest_mod.Each = manifest_mod.serially if executor is None else OnCores(executor, bench.concurrency)
+    fresh = manifest_mod.build(bench, tasks, families, tick, arm, each)
+    if store.has_manifest():
+        stored = store.read_manifest()
+        if stored.content_hash != fresh.content_hash:
+            raise AuditError(
+                f"{store} holds an audit with a different manifest (differs in {_differences(stored, fresh)}); "
+                "resume with the same options, or choose another --out"
+            )
+        return stored
+    store.write_manifest(fresh)
+    # Work from what was written (keys sorted), so a first run and a resumed one see the same data.
+    return store.read_manifest()
+
+
+def groups(cells: Iterable[Cell]) -> list[list[Cell]]:
+    """Cells that share a replay, in manifest order: a task's fault cells, or a swap column."""
+    by_run: dict[str, list[Cell]] = {}
+    for c in cells:
+        by_run.setdefault(c.run_task, []).append(c)
+    return list(by_run.values())
+
+
+def score_all(
+    bench: Adapter,
+    m: Manifest,
+    store: Store,
+    executor: Executor,
+    progress: Progress | None = None,
+    source: Source | None = None,
+) -> dict[str, CellResult]:
+    """Score every cell not yet in the ledger, controls first. Returns the whole ledger, read once at the end.
+
+    The executor is given a scorer factory (`Scoring`): on `bench` where cells are scored in (or forked from) this
+    process; with `source` (how to load the benchmark elsewhere), in workers that load it themselves (Ray) too.
+
+    While scoring, memory stays flat in the number of cells: a result goes to the ledger and is let go;
+    only the ids scored and the controls' outcomes are kept.
+    """
+    known = {c.cell_id for c in m.cells}
+    scored: set[str] = set()
+    control_of: dict[str, str] = {}
+    for row in store.resume().values():
+        if row.cell_id not in known:
+            raise AuditError(f"{store.ledger_path} records cells that are not in the manifest, e.g. {row.cell_id!r}")
+        scored.add(row.cell_id)
+        if row.family == CONTROL:
+            control_of[row.task] = row.outcome
+    ledger = store.appender()
+    factory = Scoring(m, bench, source)
+    scorer = Scorer(bench, m)  # this process's rows of cells that are not scored (no control to compare with)
+    bar = progress.add_task("scoring cells", total=len(m.cells), completed=len(scored)) if progress else None
+
+    def record(results: Iterable[CellResult]) -> None:
+        for row in results:
+            ledger.append(row)
+            scored.add(row.cell_id)
+            if row.family == CONTROL:
+                control_of[row.task] = row.outcome
+            if progress is not None:
+                progress.advance(bar)
+
+    try:
+        controls = [c for c in m.cells if c.is_control and c.cell_id not in scored]
+        record(executor.run(factory, groups(controls)))
+        todo: list[Cell] = []
+        blocked: list[CellResult] = []
+        for c in m.cells:
+            if c.is_control or c.cell_id in scored:
+                continue
+            # A cell needs a correct run to start from and a verifier that passes its own task's.
+            failed = [t for t in dict.fromkeys((c.task, c.run_task)) if control_of.get(t) != Outcome.CONTROL_PASS]
+            if failed:
+                blocked.append(scorer.unscorable(c, control_of.get(failed[0], "unscored"), failed[0]))
+            else:
+                todo.append(c)
+        record(blocked)
+        record(executor.run(factory, groups(todo)))
+    finally:
+        ledger.close()
+    return store.rows()
+
+
+def run(
+    bench: Adapter,
+    store: Store,
+    arm: Arm,
+    tasks: Sequence[str],
+    families: Sequence[str],
+    executor: Executor,
+    progress: Progress | None = None,
+    source: Source | None = None,
+) -> tuple[Manifest, dict[str, CellResult]]:
+    """One arm into `store` (its lock held by the caller): the manifest, every cell scored, the run recorded."""
+    if store.has_manifest():
+        stored = store.read_manifest()
+        if stored.arm != arm.name:
+            other = arms.of(stored)
+            raise AuditError(f"{store} holds a {other.command} run ({other.name} arm); choose another --out")
+    started, began = datetime.now(UTC), time.monotonic()
+    bar = progress.add_task("building manifest", total=2 * len(tasks), unit="task steps") if progress else None
+    tick = lambda _: progress.advance(bar) if progress else None
+    m = prepare(bench, store, tasks, families, tick, arm, executor)
+    before = len(store.rows())
+    built, startup = time.monotonic(), executor.startup_seconds
+    rows = score_all(bench, m, store, executor, progress, source)
+    ended = time.monotonic()
+    startup = executor.startup_seconds - startup
+    store.append_run(
+        RunRecord(
+            started=started.isoformat(timespec="seconds"),
+            wall_seconds=round(ended - began, 3),
+            scored=len(rows) - before,
+            arm=arm.name,
+            executor=executor.name,
+            manifest_seconds=round(built - began, 3),
+            startup_seconds=round(startup, 3),
+            scoring_seconds=round(ended - built - startup, 3),
+        )
+    )
+    return m, rows

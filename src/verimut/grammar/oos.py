@@ -1,0 +1,197 @@
+"""Out-of-scope writes: the suite's library of reachable writes, and which of them fall outside a task's effect.
+
+The library is every distinct write of the suite's reference runs: calls the benchmark's own API
+accepts, with arguments that make sense in that world. For one task, each write it does not make
+itself is executed on its reference end state (a fork of it when the adapter forks, else a replay
+from reset), and kept when the end-state diff touches something the reference run does not change.
+The pure parts (`suite_of`, `library`, `outside`) are separate from the one function that drives
+the benchmark (`trial`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import msgspec
+
+from verimut.core.benchmark import Adapter
+from verimut.core.replay import replay
+from verimut.core.run import Action, Run
+from verimut.grammar.faults import OutOfScope
+from verimut.oracle import state as oracle
+
+
+class Candidate(msgspec.Struct, frozen=True):
+    source_task: str
+    source_action: int
+    action: Action
+
+
+# Candidates tried per tool and task before the tool is given up (when none of them is kept).
+TRIES_PER_TOOL = 3
+
+
+def suite_of(task: str) -> str:
+    """A task's suite: its id's prefix before "/" (the whole benchmark when ids have none)."""
+    return task.split("/", 1)[0] if "/" in task else ""
+
+
+def _key(action: Action) -> bytes:
+    return oracle.canonical([action.name, action.args])
+
+
+def library(runs: Mapping[str, Run], writes: Mapping[str, Sequence[bool]]) -> dict[str, list[Candidate]]:
+    """Per suite, every distinct write (by name and arguments) of its tasks' runs, first occurrence first."""
+    out: dict[str, dict[bytes, Candidate]] = {}
+    for task, run in runs.items():
+        seen = out.setdefault(suite_of(task), {})
+        for i, (action, is_write) in enumerate(zip(run.actions, writes[task])):
+            if is_write:
+                seen.setdefault(_key(action), Candidate(task, i, action))
+    return {suite: list(found.values()) for suite, found in out.items()}
+
+
+def reads(runs: Mapping[str, Run], is_read: Mapping[str, Sequence[bool]]) -> dict[str, list[Candidate]]:
+    """Per suite, one read per tool of its tasks' runs: the first without arguments, else the first."""
+    out: dict[str, dict[str, Candidate]] = {}
+    for task, run in runs.items():
+        seen = out.setdefault(suite_of(task), {})
+        for i, (action, read) in enumerate(zip(run.actions, is_read[task])):
+            if read and (action.name not in seen or (seen[action.name].action.args and not action.args)):
+                seen[action.name] = Candidate(task, i, action)
+    # Argument-free reads first: they read this task's world as well as their own, so they deliver.
+    return {s: sorted(found.values(), key=lambda c: bool(c.action.args)) for s, found in out.items()}
+
+
+def observers(runs: Mapping[str, Run], is_read: Mapping[str, Sequence[bool]]) -> dict[str, list[Action]]:
+    """Per suite, every distinct read (by name and arguments) of its tasks' runs, argument-free ones first: the
+    reads an end state is observed through (oracle.observed). A list-everything read reveals most differences,
+    so putting those first ends most observations at the first read."""
+    out: dict[str, dict[bytes, Action]] = {}
+    for task, run in runs.items():
+        seen = out.setdefault(suite_of(task), {})
+        for action, read in zip(run.actions, is_read[task]):
+            if read:
+                seen.setdefault(_key(action), action)
+    return {s: sorted(found.values(), key=lambda a: bool(a.args)) for s, found in out.items()}
+
+
+def borrowed_reads(task: str, run: Run, lib: Mapping[str, Sequence[Candidate]]) -> list[Candidate]:
+    """The suite's reads of tools this task's own run does not call."""
+    own = {a.name for a in run.actions}
+    return [c for c in lib.get(suite_of(task), ()) if c.action.name not in own]
+
+
+def candidates(task: str, run: Run, lib: Mapping[str, Sequence[Candidate]]) -> list[Candidate]:
+    """The suite's writes this task's own run does not make (repeating its own is the `extra` family's)."""
+    own = {_key(a) for a in run.actions}
+    return [c for c in lib.get(suite_of(task), ()) if _key(c.action) not in own]
+
+
+def _content(item: Any) -> bytes:
+    """A record's fields with its id aside: a re-added record gets a new generated id, not new content."""
+    record = _record(item)
+    if isinstance(record, dict):
+        record = {f: v for f, v in record.items() if f not in ("id", "id_")}
+    return oracle.canonical(record)
+
+
+def outside(change: Sequence[oracle.CollectionDiff], effect: Sequence[oracle.CollectionDiff]) -> list[str]:
+    """The collections where `change` (from the reference end) touches what `effect` (the reference's) does not.
+
+    Outside means: a collection the effect leaves alone; or, in one it changes, a record it does not
+    touch (by key; by content in a multiset), or a field of a record it changes that it leaves alone.
+    Setting a field the effect sets, or re-adding a record it adds, is inside (wrong value, duplicate).
+    """
+    by_name = {d.collection: d for d in effect}
+    found: list[str] = []
+    for d in change:
+        e = by_name.get(d.collection)
+        if e is None or _touches_outside(d, e):
+            found.append(d.collection)
+    return found
+
+
+def _touches_outside(d: oracle.CollectionDiff, e: oracle.CollectionDiff) -> bool:
+    keys = {x["key"] for x in (*e.added, *e.removed) if oracle.is_keyed_item(x)} | {c.key for c in e.changed}
+    contents = {_content(x) for x in (*e.added, *e.removed)}
+    for x in (*d.added, *d.removed):
+        if oracle.is_keyed_item(x) and x["key"] in keys:
+            continue
+        if _content(x) in contents:
+            continue
+        return True
+    fields = {c.key: set(c.fields) for c in e.changed}
+    for c in d.changed:
+        if c.key not in keys or not set(c.fields) <= fields.get(c.key, set(c.fields)):
+            return True
+    return False
+
+
+def _record(item: Any) -> Any:
+    return item["record"] if oracle.is_keyed_item(item) else item
+
+
+def trial(
+    bench: Adapter,
+    task: str,
+    run: Run,
+    tried: Iterable[Candidate],
+    effect: Sequence[oracle.CollectionDiff],
+    reference_end: Any,
+    ignore: Sequence[str],
+    start: Any = None,
+) -> tuple[list[OutOfScope], int]:
+    """Execute candidates after the task's reference run; keep those that change something outside its effect.
+
+    Returns the kept ones and how many were executed. A candidate whose call raises, or that
+    changes nothing, is dropped. With an adapter that forks, the reference run is replayed once and
+    every candidate runs on a fork of its end; without `fork`, each try is a full replay.
+
+    The search is bounded per tool, so a task's tries grow with the suite's tools, not its tasks:
+    a tool's candidates are tried in order until one is kept, at most `TRIES_PER_TOOL` of them. A
+    try costs a fork, a call, a snapshot and a diff (on tau2-bench about 0.45 s, 0.34 s of it the
+    fork, which rebuilds the environment). What the bound loses: the variants where the same tool,
+    with other arguments, writes another collection (on AgentDojo, Slack's per-user inboxes and
+    channels: docs/side-effects.md).
+    """
+    kept: list[OutOfScope] = []
+    executed = 0
+    tries: dict[str, int] = {}
+    base = None
+    if bench.fork is not None:
+        first = replay(bench, task, run)
+        if first.failed_at is not None:
+            return kept, executed
+        base = first.episode
+    for c in tried:
+        tool = c.action.name
+        if tries.get(tool, 0) >= TRIES_PER_TOOL or any(k.action.name == tool for k in kept):
+            continue
+        tries[tool] = tries.get(tool, 0) + 1
+        executed += 1
+        if bench.fork is not None:
+            episode = bench.fork(base)
+        else:
+            done = replay(bench, task, run)
+            if done.failed_at is not None:
+                return kept, executed
+            episode = done.episode
+        try:
+            step = bench.execute(episode, c.action)
+        except Exception:  # noqa: BLE001  (a call the benchmark refuses in this world is no candidate)
+            step = None
+        if step is not None and step.error is None:
+            change = oracle.compare(reference_end, bench.snapshot(episode), ignore, base=start)
+            if change and outside(change, effect):
+                kept.append(
+                    OutOfScope(
+                        c.source_task,
+                        c.source_action,
+                        c.action,
+                        tuple(d.collection for d in change),
+                        "; ".join(f"{d.collection} ({d.counts()})" for d in change),
+                    )
+                )
+    return kept, executed

@@ -1,0 +1,88 @@
+"""MiniWoB++ through its CUBE, for real: the cube's own tool in Debian's headless Chromium, the reward exactly as
+`Task.evaluate()` returns it to a trainer, verimut's own reference runs and its own reader of the page.
+
+The cube binarizes MiniWoB++'s raw reward (`float(raw_reward > 0)`), so a click-checkboxes run that checks some of
+the boxes asked for, and no other, earns the full reward: a false accept, with MiniWoB++'s own raw reward below 1
+beside it. Exact-match tasks (enter-text) reject every edit of what was typed.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import ROOT, verimut
+
+if not (ROOT / ".venv-cube" / "bin" / "python").exists():
+    pytest.skip("CUBE's environment .venv-cube is missing: scripts/install-cube.sh", allow_module_level=True)
+
+from verimut import adapters
+from verimut.core.replay import replay
+
+TASKS = ("click-checkboxes/3", "enter-text/1", "choose-list/2")
+
+
+def rows(out: Path) -> dict[str, dict[str, Any]]:
+    return {r["cell_id"]: r for r in map(json.loads, (out / "cells.jsonl").read_text().splitlines())}
+
+
+@pytest.fixture(scope="module")
+def audit(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("miniwob") / "audit"
+    args = [a for t in TASKS for a in ("--task", t)]
+    result = verimut("audit", "miniwob", *args, "--out", str(out), "-q")
+    assert result.returncode == 1, result.stdout + result.stderr  # confirmed false accepts
+    return out
+
+
+@pytest.fixture(scope="module")
+def bench():
+    b = adapters.load("miniwob")
+    yield b
+    b.bench._kill()
+
+
+def test_every_control_passes_on_every_seed(bench):
+    """verimut's reference runs (MiniWoB++ ships none) earn the cube's full reward on each seed they are used on."""
+    for task in bench.tasks():
+        reference = bench.reference(task, bench.reset(task))
+        verdict = bench.verify(replay(bench, task, reference).episode, reference)
+        assert verdict.passed, (task, verdict.detail)
+    assert {t.rpartition("/")[2] for t in bench.tasks()} == {"1", "2", "3"}
+
+
+def test_the_seed_picks_the_instance(bench):
+    goals = {bench.instruction(f"click-checkboxes/{seed}") for seed in (1, 2, 3)}
+    assert len(goals) == 3, goals  # miniwob-cube itself always seeds 42: the adapter puts the seed in
+
+
+def test_the_audit_finds_the_binarized_reward(audit):
+    r = rows(audit)
+    assert {r[f"{t}:control"]["outcome"] for t in TASKS} == {"control_pass"}
+    assert not [c for c, x in r.items() if x["outcome"] in ("error", "control_fail", "false_reject")]
+    # a box asked for left unchecked: MiniWoB++'s raw reward 0.6, the cube's 1.0
+    omitted = r["click-checkboxes/3:omit:at-0"]
+    assert omitted["outcome"] == "false_accept"
+    assert "raw reward 0.6" in omitted["evidence"]["verifier"]
+    assert [d["collection"] for d in omitted["evidence"]["differs_from_reference"]] == ["fields"]
+    # exact text: another name typed, or none, fails; the empty run fails every task
+    assert r["enter-text/1:claim-only"]["outcome"] == "rejected"
+    assert {x["outcome"] for c, x in r.items() if c.startswith("enter-text/1:wrong-value")} == {"rejected"}
+    assert {r[f"{t}:null-run"]["outcome"] for t in TASKS} == {"rejected"}
+    summary = json.loads((audit / "summary.json").read_text())
+    assert {f["task"] for f in summary["false_accepts"]} == {"click-checkboxes/3"}
+    assert summary["provenance"]["reference_runs"] == "verimut's own solvers (MiniWoB++ ships none)"
+
+
+def test_the_end_state_is_read_from_the_page_not_the_reward(audit):
+    manifest = json.loads((audit / "manifest.json").read_text())
+    assert manifest["telemetry"] == ["wob"]  # the reward's own variables: left out of every comparison
+    effect = {d["collection"]: d["changed"] for d in manifest["tasks"]["enter-text/1"]["effect"]}
+    goal = json.loads((audit / "manifest.json").read_text())["tasks"]["enter-text/1"]["reference"]["actions"][0]
+    assert effect == {
+        "episode": [{"key": "submitted", "fields": {"value": [False, True]}}],
+        "fields.tt": [{"key": "value", "fields": {"value": ["", goal["args"]["text"]]}}],
+    }

@@ -1,0 +1,102 @@
+"""A worker-side benchmark with every optional capability and attribute, served by worker.py in its own process.
+
+Standard library only, like tests/remote_todo.py. Its tasks are of two kinds (t/inject is an "injection"
+task, with the `goal` contract), it declares the form grammar and a form per task, and it records in its
+episodes what verimut asked of it (patched values, closed episodes), so a test can see each call arrive.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from typing import ClassVar
+
+TASKS = {"t/add": "milk", "t/inject": "spam"}
+
+
+class Bench:
+    name, version, telemetry = "remote-kinds", "1", ("log",)
+    grammar = "form"
+    concurrency = 2
+    markers = frozenset({"turn"})
+    swap_suites = ("t",)
+    grades_in_place = True
+    contracts: ClassVar[dict[str, str]] = {"injection": "goal"}
+    assigned_keys = ("items",)
+    trace_args: ClassVar[dict[str, tuple[str, ...]]] = {"send": ("to",)}
+    target_args = frozenset({"owner"})
+
+    def provenance(self):
+        return {"remote-kinds": "1"}
+
+    def tasks(self):
+        return list(TASKS)
+
+    def instruction(self, task):
+        return f"Add '{TASKS[task]}' to my list."
+
+    def reset(self, task):
+        return {"task": task, "items": [], "log": []}
+
+    def reference(self, task, episode):
+        return {"actions": [{"name": "add_item", "args": {"text": TASKS[task]}}], "answer": "Done."}
+
+    def execute(self, episode, action):
+        episode["items"].append(action["args"]["text"])
+        return {"output": "ok", "error": None}
+
+    def is_write(self, action):
+        return action["name"] == "add_item"
+
+    def snapshot(self, episode):
+        return {"items": list(episode["items"]), "log": list(episode["log"])}
+
+    def verify(self, episode, run):
+        return {"passed": TASKS[episode["task"]] in episode["items"], "detail": "item present", "checks": {}}
+
+    def fork(self, episode):
+        return copy.deepcopy(episode)
+
+    def verify_as(self, task, episode, run):
+        return {"passed": TASKS[task] in episode["items"], "detail": f"as {task}", "checks": {}}
+
+    def explain(self, task, collections):
+        return f"{task}'s verifier reads only whether the item is there, not {', '.join(collections)}"
+
+    def verifier_source(self, task):
+        return ["remote_kinds.py", 52, "Bench.verify"]
+
+    def form(self, task):
+        field = {"name": "item", "label": "Item", "type": "string", "default": "", "template": TASKS[task]}
+        return {"table": "list", "task_fields": ["item"], "fields": [field]}
+
+    def kind(self, task):
+        return "injection" if task == "t/inject" else "user"
+
+    def reads_trace(self, task):
+        return task == "t/inject"
+
+    def patch(self, episode, path, value):
+        target = episode
+        for key in path[:-1]:
+            target = target[int(key)] if isinstance(target, list) else target[key]
+        last = path[-1]
+        if isinstance(target, list):
+            target[int(last)] = value
+        else:
+            target[last] = value
+
+    def close(self, episode):
+        closed = os.environ.get("REMOTE_KINDS_CLOSED")
+        if closed:
+            with open(closed, "a") as f:
+                f.write(episode["task"] + "\n")
+
+
+class Plain:
+    """The same benchmark without kinds, grammar or any other optional member: a remote adapter gets none of them."""
+
+    name, version, telemetry = "remote-plain", "1", ()
+    provenance, tasks, instruction = Bench.provenance, Bench.tasks, Bench.instruction
+    reset, reference, execute = Bench.reset, Bench.reference, Bench.execute
+    is_write, snapshot, verify = Bench.is_write, Bench.snapshot, Bench.verify
