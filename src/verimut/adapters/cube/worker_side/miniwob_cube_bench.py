@@ -8,16 +8,17 @@ Playwright tool.
 - A task is "<MiniWoB++ task>/<seed>" (`click-checkboxes/1`): the seed picks the instance. miniwob-cube 1.1.0
   drops `TaskConfig.seed` (its reset always runs `Math.seedrandom(42)`), so `reset` is the cube's own
   `MiniWobTask.reset` with the seed in place of 42, as miniwob's gymnasium environment seeds it.
-- Actions are verimut's, in the page's own terms, each done through the cube's tool (`SyncPlaywrightTool`, its
-  CSS-selector actions): `check {label}` clicks the checkbox or radio button so labelled; `fill {field, text}`
-  types into the input with that id (`browser_type`, which appends, as keys do); `choose {field, option}` picks
-  an option of a select (`browser_select_option`); `press {button}` clicks the button with that text. Pressing the
-  task's submit button is the run's claim that it is done (not a write): MiniWoB++ grades at that click.
-- The reference runs are **verimut's own** (`SOLVERS`): MiniWoB++ ships none. Each reads the task's instruction
-  (the utterance the cube's reset returns) and the page, and acts as the instruction says.
-- The end state is read by verimut's own script in the page (`STATE_JS`), never by the task's reward code: every
-  input of the task's area (its value, or whether it is checked, with its label), each select's choice, and
-  whether the episode was submitted. The task's reward variables are kept apart as telemetry (`wob`).
+- Actions are verimut's, in the page's own terms (`miniwob_page`: check, fill, choose, press, click, key), each
+  found by verimut's own script and done through the cube's tool (`SyncPlaywrightTool`'s CSS-selector actions:
+  `browser_click`, `browser_type`, which appends as keys do, `browser_select_option`, `browser_press_key`).
+  Pressing the task's submit button is the run's claim that it is done (not a write): MiniWoB++ grades there.
+- The reference runs are **verimut's own** (`miniwob_solvers`): MiniWoB++ ships none. Each reads the task's
+  instruction (the utterance the cube's reset returns, and the fields miniwob's own extractor takes from it) and
+  the page at the start, and acts as the instruction says.
+- The end state is read by verimut's own script in the page (`miniwob_page.STATE_JS`, plus a task's own readers
+  of its structures, `miniwob_solvers.STATES`), never by the task's reward code: every input of the task's area
+  (its value, or whether it is checked, with its label), each select's choice, and whether the episode ended.
+  The task's reward variables are kept apart as telemetry (`wob`).
 - The verifier is the reward exactly as the cube returns it to a trainer, `Task.evaluate()`, called unmodified:
   `float(raw_reward > 0)`. It passes at 1.0. Its checks name the raw reward too.
 """
@@ -27,51 +28,22 @@ from __future__ import annotations
 import atexit
 import importlib.metadata
 import json
-import re
 import socket
 import subprocess
-from collections.abc import Callable
 from typing import Any
 
 from cube.core import Action as CubeAction
 from cube.core import Observation
 from cube_browser_playwright import PlaywrightSessionConfig
 from cube_browser_tool import PlaywrightConfig
+from miniwob.fields import get_field_extractor
 from miniwob_cube import MiniWobBenchmarkConfig, MiniWobTask
 from miniwob_cube.task import _build_setup_js, _parse_setup_result
+from miniwob_page import STATE_JS, TARGET, TARGET_JS, UNMARK_JS, is_claim, problem
+from miniwob_solvers import SOLVERS, STATES, Instruction
 
 CHROMIUM = "/usr/bin/chromium"
 SEEDS = (1, 2, 3)
-SUBMIT = ("Submit", "Login")  # the buttons whose click ends a MiniWoB++ episode: the claim
-
-# verimut's own reader of the page (not the task's reward code): every input, textarea and select of the task's
-# area, keyed by id (else name and position), and whether the episode ended; the reward variables as telemetry.
-STATE_JS = r"""() => {
-  const labelOf = (el) => {
-    const l = el.closest('label') || (el.id && document.querySelector(`label[for="${el.id}"]`));
-    return l ? l.textContent.replace(/\s+/g, ' ').trim() : null;
-  };
-  const area = document.getElementById('area') || document.body;
-  const fields = {};
-  Array.from(area.querySelectorAll('input, textarea, select')).forEach((el, i) => {
-    const f = {tag: el.tagName.toLowerCase(), type: el.type || null};
-    const label = labelOf(el);
-    if (label !== null) f.label = label;
-    if (el.type === 'checkbox' || el.type === 'radio') f.checked = el.checked;
-    else if (el.tagName === 'SELECT') f.value = el.options[el.selectedIndex] ? el.options[el.selectedIndex].text : null;
-    else f.value = el.value;
-    fields[el.id || `${el.name || el.tagName.toLowerCase()}#${i}`] = f;
-  });
-  return {fields: fields, episode: {submitted: Boolean(WOB_DONE_GLOBAL)},
-          wob: {reward: WOB_REWARD_GLOBAL, raw_reward: WOB_RAW_REWARD_GLOBAL, reason: WOB_REWARD_REASON}};
-}"""
-
-# The id of the checkbox or radio button a label names (its own text, trimmed), or null.
-_INPUT_OF_LABEL = r"""(label) => {
-  const found = Array.from(document.querySelectorAll('#area label'))
-    .filter((l) => l.textContent.replace(/\s+/g, ' ').trim() === label && l.querySelector('input'));
-  return found.length === 1 ? found[0].querySelector('input').id : null;
-}"""
 
 
 def _free_port() -> int:
@@ -103,69 +75,6 @@ class Episode:
 
     def __init__(self, task: str, page: _Seeded, generation: int, goal: str) -> None:
         self.task, self.page, self.generation, self.goal = task, page, generation, goal
-
-
-# --- verimut's reference runs: MiniWoB++ ships none ---------------------------------------------------------------
-
-
-def _quoted(goal: str) -> list[str]:
-    return re.findall(r'"([^"]*)"', goal)
-
-
-def _solve_checkboxes(goal: str) -> list[dict[str, Any]]:
-    m = re.fullmatch(r"Select (.*) and click Submit\.", goal)
-    if m is None:
-        raise ValueError(f"not a click-checkboxes instruction: {goal!r}")
-    words = [] if m.group(1) == "nothing" else [w.strip() for w in m.group(1).split(",")]
-    return [*({"name": "check", "args": {"label": w}} for w in words), _press("Submit")]
-
-
-def _solve_option(goal: str) -> list[dict[str, Any]]:
-    m = re.fullmatch(r"Select (.*) and click Submit\.", goal)
-    if m is None:
-        raise ValueError(f"not a click-option instruction: {goal!r}")
-    return [{"name": "check", "args": {"label": m.group(1)}}, _press("Submit")]
-
-
-def _solve_enter_text(goal: str) -> list[dict[str, Any]]:
-    [text] = _quoted(goal)
-    return [_fill("tt", text), _press("Submit")]
-
-
-def _solve_login(goal: str) -> list[dict[str, Any]]:
-    user, password = _quoted(goal)
-    return [_fill("username", user), _fill("password", password), _press("Login")]
-
-
-def _solve_password(goal: str) -> list[dict[str, Any]]:
-    [password] = _quoted(goal)
-    return [_fill("password", password), _fill("verify", password), _press("Submit")]
-
-
-def _solve_list(goal: str) -> list[dict[str, Any]]:
-    m = re.fullmatch(r"Select (.*) from the list and click Submit\.", goal)
-    if m is None:
-        raise ValueError(f"not a choose-list instruction: {goal!r}")
-    return [{"name": "choose", "args": {"field": "options", "option": m.group(1)}}, _press("Submit")]
-
-
-def _fill(field: str, text: str) -> dict[str, Any]:
-    return {"name": "fill", "args": {"field": field, "text": text}}
-
-
-def _press(button: str) -> dict[str, Any]:
-    return {"name": "press", "args": {"button": button}}
-
-
-# MiniWoB++ task -> verimut's solver: the instruction in, the reference run's actions out.
-SOLVERS: dict[str, Callable[[str], list[dict[str, Any]]]] = {
-    "click-checkboxes": _solve_checkboxes,
-    "click-option": _solve_option,
-    "enter-text": _solve_enter_text,
-    "login-user": _solve_login,
-    "enter-password": _solve_password,
-    "choose-list": _solve_list,
-}
 
 
 class MiniWobCube:
@@ -245,59 +154,59 @@ class MiniWobCube:
         return episode.page
 
     def reference(self, task: str, episode: Episode) -> dict[str, Any]:
-        actions = SOLVERS[task.rpartition("/")[0]](episode.goal)
+        miniwob_task = task.rpartition("/")[0]
+        page = self._live(episode)
+
+        def read(js: str, arg: Any = None) -> Any:
+            return page.tool.evaluate_js(f"() => ({js})({json.dumps(arg)})")
+
+        fields = dict(get_field_extractor(miniwob_task)(episode.goal))
+        actions = SOLVERS[miniwob_task](Instruction(miniwob_task, episode.goal, fields, read))
         return {"actions": actions, "answer": ""}
 
     def is_write(self, action: dict[str, Any]) -> bool:
-        return not (action["name"] == "press" and action["args"].get("button") in SUBMIT)
+        return not is_claim(action)
 
     def execute(self, episode: Episode, action: dict[str, Any]) -> dict[str, Any]:
         page = self._live(episode)
+        wrong = problem(action)
+        if wrong is not None:
+            return {"output": "", "error": wrong}
         name, args = action["name"], action.get("args", {})
+        if name == "key":
+            cube_action = CubeAction(name="browser_press_key", arguments={"key": args["key"]})
+        else:
+            # The element is found first, by verimut's script: the cube's tool would wait 30 s for a missing one.
+            missing = page.tool.evaluate_js(f"() => ({TARGET_JS})({json.dumps(action)})")
+            if missing:
+                return {"output": "", "error": missing}
+            cube_action = self._cube_action(name, args)
         try:
-            cube_action = self._cube_action(page, name, args)
-        except ValueError as e:
-            return {"output": "", "error": str(e)}
-        result = page.tool.execute_action(cube_action)
+            result = page.tool.execute_action(cube_action)
+        finally:
+            if name != "key":
+                page.tool.evaluate_js(UNMARK_JS)
         error = getattr(result, "error", None) or getattr(result, "message", None)
         if error is not None and not isinstance(result, Observation):
             return {"output": "", "error": str(error)}
         return {"output": "", "error": None}
 
-    def _cube_action(self, page: _Seeded, name: str, args: dict[str, Any]) -> CubeAction:
-        """The cube tool's action for one of verimut's: a CSS selector for the element the action names."""
-        if name == "check":
-            found = page.tool.evaluate_js(f"() => ({_INPUT_OF_LABEL})({json.dumps(args['label'])})")
-            if not found:
-                raise ValueError(f"no checkbox or radio button labelled {args['label']!r}")
-            return CubeAction(name="browser_click", arguments={"selector": f"#{found}"})
-        # Each element is looked for first: the cube's tool would wait 30 s for one that is not there.
+    @staticmethod
+    def _cube_action(name: str, args: dict[str, Any]) -> CubeAction:
+        """The cube tool's action on the element verimut's script marked."""
         if name == "fill":
-            if not page.tool.evaluate_js(f"() => Boolean(document.getElementById({json.dumps(args['field'])}))"):
-                raise ValueError(f"no field with id {args['field']!r}")
-            return CubeAction(name="browser_type", arguments={"selector": f"#{args['field']}", "text": args["text"]})
+            return CubeAction(name="browser_type", arguments={"selector": TARGET, "text": args["text"]})
         if name == "choose":
-            options = page.tool.evaluate_js(
-                f"() => {{ const s = document.getElementById({json.dumps(args['field'])}); "
-                "return s && s.options ? Array.from(s.options).map((o) => o.text) : null; }"
-            )
-            if options is None or args["option"] not in options:
-                raise ValueError(f"no option {args['option']!r} in the list {args['field']!r}")
-            return CubeAction(
-                name="browser_select_option", arguments={"selector": f"#{args['field']}", "value": args["option"]}
-            )
-        if name == "press":
-            buttons = page.tool.evaluate_js(
-                "() => Array.from(document.querySelectorAll('#area button')).map((b) => b.textContent.trim())"
-            )
-            if buttons.count(args["button"]) != 1:
-                raise ValueError(f"no one button {args['button']!r} (the page has {buttons})")
-            selector = f"#area button:text-is({json.dumps(args['button'])})"
-            return CubeAction(name="browser_click", arguments={"selector": selector})
-        raise ValueError(f"unknown action {name!r} (check, fill, choose, press)")
+            return CubeAction(name="browser_select_option", arguments={"selector": TARGET, "value": args["option"]})
+        return CubeAction(name="browser_click", arguments={"selector": TARGET})
 
     def snapshot(self, episode: Episode) -> dict[str, Any]:
-        return dict(self._live(episode).tool.evaluate_js(STATE_JS))
+        page = self._live(episode)
+        state = dict(page.tool.evaluate_js(STATE_JS))
+        extra = STATES.get(episode.task.rpartition("/")[0])
+        if extra is not None:
+            state.update(page.tool.evaluate_js(extra))
+        return state
 
     def verify(self, episode: Episode, run: dict[str, Any]) -> dict[str, Any]:
         reward, info = self._live(episode).evaluate()

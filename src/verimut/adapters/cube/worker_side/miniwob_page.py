@@ -1,0 +1,115 @@
+"""verimut's side of a MiniWoB++ page, shared by every way the page is driven (the cube's Playwright tool, the
+plain `miniwob` gymnasium environment's Selenium): the action vocabulary, how an action finds its element, and
+verimut's own reader of the end state. Standard library only: it runs in CUBE's interpreter.
+
+Actions are verimut's, in the page's own terms (what a person reading the evidence can find on the page):
+- `check {label}`: click the checkbox or radio button so labelled;
+- `fill {field, text}`: type `text` into the input with id `field` (appending, as keys do); `fill {css, text}`
+  for an input with no id;
+- `choose {field, option}`: pick the option of the select with id `field` that has that text;
+- `press {button}`: click the button with that text;
+- `click {css, text?}`: click the one visible element of the task's area that matches the CSS selector and, when
+  `text` is given, whose text is `text` or holds a part whose text is `text`;
+- `key {key}`: press a key (Playwright's names: "Enter", "ArrowDown") in the focused element.
+Every action first finds its one element with verimut's own script (`TARGET_JS`); a missing or ambiguous one is
+the action's error (and never a 30 s wait in the driver). The element found is marked with `data-verimut-target`
+for the driver's click, and unmarked after it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+SUBMIT = ("Submit", "Login")  # the buttons whose click is a run's claim that it is done (not a write)
+ACTIONS = ("check", "fill", "choose", "press", "click", "key")
+MARK = "data-verimut-target"
+TARGET = f"[{MARK}]"
+
+# Find an action's one element in the task's area; mark it and return null, or return why it cannot be found.
+TARGET_JS = r"""(a) => {
+  const norm = (s) => (s || '').replace(/\s+/g, ' ').trim();
+  document.querySelectorAll('[data-verimut-target]').forEach((e) => e.removeAttribute('data-verimut-target'));
+  const area = document.getElementById('area') || document.body;
+  const visible = (e) => Boolean(e.offsetWidth || e.offsetHeight || e.getClientRects().length);
+  const all = (css) => Array.from(area.querySelectorAll(css));
+  let found, what;
+  if (a.name === 'check') {
+    what = `a checkbox or radio button labelled ${JSON.stringify(a.args.label)}`;
+    found = all('label').filter((l) => norm(l.textContent) === a.args.label && l.querySelector('input'))
+      .map((l) => l.querySelector('input'));
+  } else if (a.name === 'fill' || a.name === 'choose') {
+    const key = a.args.field !== undefined ? a.args.field : a.args.css;
+    what = a.args.field !== undefined ? `a field with id ${JSON.stringify(key)}` : `a field ${key}`;
+    found = a.args.field !== undefined ? [document.getElementById(key)].filter(Boolean) : all(key).filter(visible);
+    if (a.name === 'choose' && found.length === 1) {
+      const options = found[0].options ? Array.from(found[0].options).map((o) => o.text) : [];
+      if (!options.includes(a.args.option)) return `no option ${JSON.stringify(a.args.option)} in ${what}`;
+    }
+  } else if (a.name === 'press') {
+    what = `a button ${JSON.stringify(a.args.button)}`;
+    found = all('button').filter((b) => norm(b.textContent) === a.args.button && visible(b));
+  } else if (a.name === 'click') {
+    what = `a visible ${a.args.css}` + (a.args.text !== undefined ? ` with text ${JSON.stringify(a.args.text)}` : '');
+    found = all(a.args.css).filter(visible);
+    if (a.args.text !== undefined) {
+      found = found.filter((e) => norm(e.textContent) === a.args.text
+        || Array.from(e.querySelectorAll('*')).some((d) => norm(d.textContent) === a.args.text));
+    }
+  } else {
+    return `unknown action ${JSON.stringify(a.name)}`;
+  }
+  if (found.length !== 1) return `${found.length ? 'more than one' : 'no'} ${what} (${found.length} found)`;
+  found[0].setAttribute('data-verimut-target', '1');
+  return null;
+}"""
+
+UNMARK_JS = (
+    "() => document.querySelectorAll('[data-verimut-target]').forEach((e) => e.removeAttribute('data-verimut-target'))"
+)
+
+# verimut's own reader of the page (not the task's reward code): every input, textarea and select of the task's
+# area, keyed by id (else name and position), and whether the episode ended; the task's reward variables are
+# telemetry (`wob`). A task's own structures (an inbox, a feed) are added by its solver module's STATE readers.
+STATE_JS = r"""() => {
+  const labelOf = (el) => {
+    const l = el.closest('label') || (el.id && document.querySelector(`label[for="${el.id}"]`));
+    return l ? l.textContent.replace(/\s+/g, ' ').trim() : null;
+  };
+  const area = document.getElementById('area') || document.body;
+  const fields = {};
+  Array.from(area.querySelectorAll('input, textarea, select')).forEach((el, i) => {
+    const f = {tag: el.tagName.toLowerCase(), type: el.type || null};
+    const label = labelOf(el);
+    if (label !== null) f.label = label;
+    if (el.type === 'checkbox' || el.type === 'radio') f.checked = el.checked;
+    else if (el.tagName === 'SELECT') f.value = el.options[el.selectedIndex] ? el.options[el.selectedIndex].text : null;
+    else f.value = el.value;
+    fields[el.id || `${el.name || el.tagName.toLowerCase()}#${i}`] = f;
+  });
+  return {fields: fields, episode: {submitted: Boolean(WOB_DONE_GLOBAL)},
+          wob: {reward: WOB_REWARD_GLOBAL, raw_reward: WOB_RAW_REWARD_GLOBAL, reason: WOB_REWARD_REASON}};
+}"""
+
+
+def problem(action: dict[str, Any]) -> str | None:
+    """What is wrong with an action's shape before the page is asked, or None."""
+    name, args = action.get("name"), action.get("args", {})
+    need = {
+        "check": ("label",),
+        "fill": ("text",),
+        "choose": ("option",),
+        "press": ("button",),
+        "click": ("css",),
+        "key": ("key",),
+    }
+    if name not in need:
+        return f"unknown action {name!r} ({', '.join(ACTIONS)})"
+    missing = [k for k in need[name] if not isinstance(args.get(k), str)]
+    if name in ("fill", "choose") and not (isinstance(args.get("field"), str) or isinstance(args.get("css"), str)):
+        missing.append("field")
+    return f"{name} needs {', '.join(missing)}" if missing else None
+
+
+def is_claim(action: dict[str, Any]) -> bool:
+    """Pressing the task's submit button: the run says it is done (MiniWoB++ grades at that click)."""
+    return action.get("name") == "press" and action.get("args", {}).get("button") in SUBMIT

@@ -1,0 +1,8 @@
+"""Solvers for MiniWoB++ email tasks (none yet)."""
+
+from __future__ import annotations
+
+from ._act import Solver
+
+SOLVERS: dict[str, Solver] = {}
+STATES: dict[str, str] = {}
