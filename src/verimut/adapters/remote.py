@@ -14,6 +14,7 @@ its first call). A call that takes longer than `timeout`, or a worker that dies,
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import select
@@ -54,6 +55,15 @@ class Handle:
     def __init__(self, remote: Remote, number: int, generation: int) -> None:
         self.number, self.generation = number, generation
         self.release = weakref.finalize(self, remote._release, number, generation)
+
+
+END_TIMEOUT = 10.0  # seconds a worker has to close what it started once its input ends, at verimut's exit
+
+
+def _end_worker(ref: weakref.ref[Remote], proc: subprocess.Popen[bytes]) -> None:
+    remote = ref()
+    if remote is not None:
+        remote._end(proc)
 
 
 class Remote:
@@ -145,6 +155,9 @@ class Remote:
         except OSError as e:
             raise AuditError(f"cannot start the benchmark worker {self.command[0]}: {e.strerror}") from None
         self._owner, self._generation, self._closing = os.getpid(), self._generation + 1, []
+        # At exit the worker is let go by the end of its input, so that it closes what it started (a browser and
+        # its driver) rather than dying by the parent-death signal and leaving them to fail on a closed pipe.
+        atexit.register(_end_worker, weakref.ref(self), self._proc)
         line = self._read_line()
         if line is None:
             raise AuditError(f"the benchmark worker `{' '.join(self.command)}` exited before it was ready")
@@ -163,6 +176,17 @@ class Remote:
                 return None
             buf += chunk
         return buf
+
+    def _end(self, proc: subprocess.Popen[bytes]) -> None:
+        if proc is not self._proc or self._owner != os.getpid() or proc.poll() is not None:
+            return
+        try:
+            assert proc.stdin is not None
+            proc.stdin.close()
+            proc.wait(timeout=END_TIMEOUT)
+        except (OSError, subprocess.TimeoutExpired):
+            proc.kill()
+            proc.wait()
 
     def _kill(self) -> None:
         if self._proc is not None and self._owner == os.getpid():

@@ -8,10 +8,10 @@ Playwright tool.
 - A task is "<MiniWoB++ task>/<seed>" (`click-checkboxes/1`): the seed picks the instance. miniwob-cube 1.1.0
   drops `TaskConfig.seed` (its reset always runs `Math.seedrandom(42)`), so `reset` is the cube's own
   `MiniWobTask.reset` with the seed in place of 42, as miniwob's gymnasium environment seeds it.
-- Actions are verimut's, in the page's own terms (`miniwob_page`: check, fill, choose, press, click, key), each
+- Actions are verimut's, in the page's own terms (`miniwob_page`: check, fill, choose, press, click, key, submit), each
   found by verimut's own script and done through the cube's tool (`SyncPlaywrightTool`'s CSS-selector actions:
   `browser_click`, `browser_type`, which appends as keys do, `browser_select_option`, `browser_press_key`).
-  Pressing the task's submit button is the run's claim that it is done (not a write): MiniWoB++ grades there.
+  `submit` (the task's own submit control) is the run's claim that it is done, not a write: MiniWoB++ grades there.
 - The reference runs are **verimut's own** (`miniwob_solvers`): MiniWoB++ ships none. Each reads the task's
   instruction (the utterance the cube's reset returns, and the fields miniwob's own extractor takes from it) and
   the page at the start, and acts as the instruction says.
@@ -28,6 +28,7 @@ from __future__ import annotations
 import atexit
 import importlib.metadata
 import json
+import os
 import socket
 import subprocess
 from typing import Any
@@ -69,18 +70,44 @@ class _Seeded(MiniWobTask):
         return Observation.from_text(goal), {**info, "task_id": self.id, "goal": goal, "seed": self.seed}
 
 
+PER_STEP = "per-step"
+PROTOCOLS = ("once", PER_STEP)  # "once": "<task>/<seed>"; "per-step": "<task>/<seed>/per-step"
+PROTOCOLS_ENV = "VERIMUT_MINIWOB_PROTOCOLS"  # which protocols tasks() lists: "once" (default), "per-step", "both"
+
+
+def parse(task: str) -> tuple[str, str, int]:
+    """(protocol, MiniWoB++ task, seed) of a task id; ValueError names a malformed one."""
+    parts = task.split("/")
+    protocol = PER_STEP if len(parts) == 3 and parts[2] == PER_STEP else "once"
+    rest = parts[:2] if protocol == PER_STEP else parts
+    if len(rest) != 2 or rest[0] not in SOLVERS or not rest[1].isdigit():
+        raise ValueError(
+            f"unknown task {task!r}: name one as <task>/<seed> or <task>/<seed>/per-step, of {', '.join(SOLVERS)}"
+        )
+    return protocol, rest[0], int(rest[1])
+
+
 class Episode:
     """One task instance on the worker's page. A later reset reuses the page, so an older episode is superseded,
-    and using it is an error rather than a read of another instance."""
+    and using it is an error rather than a read of another instance. Under per-step validation the reward is read
+    after every action, as the cube's `Task.step` does (`validate_per_step`), and the episode ends at the first
+    step the task is done: later actions are not executed, as a trainer stepping the cube would not."""
 
     def __init__(self, task: str, page: _Seeded, generation: int, goal: str) -> None:
         self.task, self.page, self.generation, self.goal = task, page, generation, goal
+        self.protocol, self.miniwob_task, self.seed = parse(task)
+        self.steps = 0
+        self.ended_at: int | None = None  # per-step: the step at which the task said done
+        self.reward: float | None = None  # per-step: the reward of the last step evaluated
 
 
 class MiniWobCube:
     name = "miniwob"
     telemetry = ("wob",)  # the task's own reward variables: what the verifier reads, not the end state
     concurrency = 1  # one browser per worker process
+    # What a write acts on: the box "Select DKkQH" names is the target of the check, not a word of the sentence
+    # (without this, the pin rule read an unquoted label as a weak pin).
+    target_args = ("label", "option", "button", "text")
 
     def __init__(self) -> None:
         self.version = f"miniwob-cube {importlib.metadata.version('miniwob-cube')}"
@@ -131,7 +158,12 @@ class MiniWobCube:
         }
 
     def tasks(self) -> list[str]:
-        return [f"{t}/{seed}" for t in SOLVERS for seed in SEEDS]
+        once = [f"{t}/{seed}" for t in SOLVERS for seed in SEEDS]
+        chosen = os.environ.get(PROTOCOLS_ENV, "once")
+        if chosen not in ("once", PER_STEP, "both"):
+            raise ValueError(f"{PROTOCOLS_ENV}={chosen!r}: name once, per-step or both")
+        per_step = [f"{t}/{PER_STEP}" for t in once]
+        return {"once": once, PER_STEP: per_step, "both": once + per_step}[chosen]
 
     def instruction(self, task: str) -> str:
         if task not in self._goals:
@@ -139,10 +171,8 @@ class MiniWobCube:
         return self._goals[task]
 
     def reset(self, task: str) -> Episode:
-        miniwob_task, _, seed = task.rpartition("/")
-        if miniwob_task not in SOLVERS or not seed.isdigit():
-            raise ValueError(f"unknown task {task!r}: name one as <task>/<seed>, of {', '.join(SOLVERS)}")
-        page = self._open(miniwob_task, int(seed))
+        _, miniwob_task, seed = parse(task)
+        page = self._open(miniwob_task, seed)
         _, info = page.reset()
         self._goals[task] = info["goal"]
         self._generation += 1
@@ -154,7 +184,7 @@ class MiniWobCube:
         return episode.page
 
     def reference(self, task: str, episode: Episode) -> dict[str, Any]:
-        miniwob_task = task.rpartition("/")[0]
+        miniwob_task = episode.miniwob_task
         page = self._live(episode)
 
         def read(js: str, arg: Any = None) -> Any:
@@ -169,6 +199,17 @@ class MiniWobCube:
 
     def execute(self, episode: Episode, action: dict[str, Any]) -> dict[str, Any]:
         page = self._live(episode)
+        if episode.ended_at is not None:
+            return {"output": f"not executed: the task was done at step {episode.ended_at} (per-step)", "error": None}
+        episode.steps += 1
+        done = self._act(page, action)
+        if episode.protocol == PER_STEP:
+            episode.reward, info = page.evaluate()
+            if info.get("done"):
+                episode.ended_at = episode.steps
+        return done
+
+    def _act(self, page: _Seeded, action: dict[str, Any]) -> dict[str, Any]:
         wrong = problem(action)
         if wrong is not None:
             return {"output": "", "error": wrong}
@@ -203,15 +244,21 @@ class MiniWobCube:
     def snapshot(self, episode: Episode) -> dict[str, Any]:
         page = self._live(episode)
         state = dict(page.tool.evaluate_js(STATE_JS))
-        extra = STATES.get(episode.task.rpartition("/")[0])
+        extra = STATES.get(episode.miniwob_task)
         if extra is not None:
             state.update(page.tool.evaluate_js(extra))
         return state
 
     def verify(self, episode: Episode, run: dict[str, Any]) -> dict[str, Any]:
-        reward, info = self._live(episode).evaluate()
-        raw = info.get("raw_reward")
-        detail = f"Task.evaluate() = {reward:g} (raw reward {raw}, done {info.get('done')})"
+        page = self._live(episode)
+        if episode.protocol == PER_STEP and episode.reward is not None:
+            # The trainer's reward is the last step's: at the step the task was done, or the run's last step.
+            reward = episode.reward
+            when = f"step {episode.ended_at}, done" if episode.ended_at else f"step {episode.steps}, never done"
+            detail = f"Task.evaluate() per step = {reward:g} ({when})"
+        else:
+            reward, info = page.evaluate()
+            detail = f"Task.evaluate() = {reward:g} (raw reward {info.get('raw_reward')}, done {info.get('done')})"
         return {"passed": reward >= 1.0, "detail": detail, "checks": {"reward": reward >= 1.0}}
 
     def close(self, episode: Episode) -> None:

@@ -10,7 +10,9 @@ Actions are verimut's, in the page's own terms (what a person reading the eviden
 - `press {button}`: click the button with that text;
 - `click {css, text?}`: click the one visible element of the task's area that matches the CSS selector and, when
   `text` is given, whose text is `text` or holds a part whose text is `text`;
-- `key {key}`: press a key (Playwright's names: "Enter", "ArrowDown") in the focused element.
+- `key {key}`: press a key (Playwright's names: "Enter", "ArrowDown") in the focused element;
+- `submit {button}` or `submit {css, text}`: click the task's own submit control (a button by its text, or another
+  element as `click` finds it). This is the run's claim that it is done, not a write: MiniWoB++ grades there.
 Every action first finds its one element with verimut's own script (`TARGET_JS`); a missing or ambiguous one is
 the action's error (and never a 30 s wait in the driver). The element found is marked with `data-verimut-target`
 for the driver's click, and unmarked after it.
@@ -20,8 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-SUBMIT = ("Submit", "Login")  # the buttons whose click is a run's claim that it is done (not a write)
-ACTIONS = ("check", "fill", "choose", "press", "click", "key")
+ACTIONS = ("check", "fill", "choose", "press", "click", "key", "submit")
 MARK = "data-verimut-target"
 TARGET = f"[{MARK}]"
 
@@ -45,10 +46,10 @@ TARGET_JS = r"""(a) => {
       const options = found[0].options ? Array.from(found[0].options).map((o) => o.text) : [];
       if (!options.includes(a.args.option)) return `no option ${JSON.stringify(a.args.option)} in ${what}`;
     }
-  } else if (a.name === 'press') {
+  } else if (a.name === 'press' || (a.name === 'submit' && a.args.button !== undefined)) {
     what = `a button ${JSON.stringify(a.args.button)}`;
     found = all('button').filter((b) => norm(b.textContent) === a.args.button && visible(b));
-  } else if (a.name === 'click') {
+  } else if (a.name === 'click' || a.name === 'submit') {
     what = `a visible ${a.args.css}` + (a.args.text !== undefined ? ` with text ${JSON.stringify(a.args.text)}` : '');
     found = all(a.args.css).filter(visible);
     if (a.args.text !== undefined) {
@@ -101,15 +102,18 @@ def problem(action: dict[str, Any]) -> str | None:
         "press": ("button",),
         "click": ("css",),
         "key": ("key",),
+        "submit": (),
     }
     if name not in need:
         return f"unknown action {name!r} ({', '.join(ACTIONS)})"
     missing = [k for k in need[name] if not isinstance(args.get(k), str)]
     if name in ("fill", "choose") and not (isinstance(args.get("field"), str) or isinstance(args.get("css"), str)):
         missing.append("field")
+    if name == "submit" and not (isinstance(args.get("button"), str) or isinstance(args.get("css"), str)):
+        missing.append("button")
     return f"{name} needs {', '.join(missing)}" if missing else None
 
 
 def is_claim(action: dict[str, Any]) -> bool:
-    """Pressing the task's submit button: the run says it is done (MiniWoB++ grades at that click)."""
-    return action.get("name") == "press" and action.get("args", {}).get("button") in SUBMIT
+    """The task's submit control clicked: the run says it is done (MiniWoB++ grades at that click)."""
+    return action.get("name") == "submit"

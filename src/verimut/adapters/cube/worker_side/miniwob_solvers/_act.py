@@ -44,6 +44,16 @@ def press(button: str) -> Action:
     return {"name": "press", "args": {"button": button}}
 
 
+def submit(button: str) -> Action:
+    """The task's submit button, by its text: the run's claim that it is done."""
+    return {"name": "submit", "args": {"button": button}}
+
+
+def submit_css(css: str, text: str) -> Action:
+    """The task's submit control when it is not a button (a div with the text Submit)."""
+    return {"name": "submit", "args": {"css": css, "text": text}}
+
+
 def click(css: str, text: str | None = None) -> Action:
     return {"name": "click", "args": {"css": css} if text is None else {"css": css, "text": text}}
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ._act import Action, Instruction, check, choose, fill, press, quoted
+from ._act import Action, Instruction, check, choose, fill, quoted, submit
 
 
 def _checkboxes(i: Instruction) -> list[Action]:
@@ -12,36 +12,36 @@ def _checkboxes(i: Instruction) -> list[Action]:
     if m is None:
         raise ValueError(f"not a click-checkboxes instruction: {i.goal!r}")
     words = [] if m.group(1) == "nothing" else [w.strip() for w in m.group(1).split(",")]
-    return [*(check(w) for w in words), press("Submit")]
+    return [*(check(w) for w in words), submit("Submit")]
 
 
 def _option(i: Instruction) -> list[Action]:
     m = re.fullmatch(r"Select (.*) and click Submit\.", i.goal)
     if m is None:
         raise ValueError(f"not a click-option instruction: {i.goal!r}")
-    return [check(m.group(1)), press("Submit")]
+    return [check(m.group(1)), submit("Submit")]
 
 
 def _enter_text(i: Instruction) -> list[Action]:
     [text] = quoted(i.goal)
-    return [fill("tt", text), press("Submit")]
+    return [fill("tt", text), submit("Submit")]
 
 
 def _login(i: Instruction) -> list[Action]:
     user, password = quoted(i.goal)
-    return [fill("username", user), fill("password", password), press("Login")]
+    return [fill("username", user), fill("password", password), submit("Login")]
 
 
 def _password(i: Instruction) -> list[Action]:
     [password] = quoted(i.goal)
-    return [fill("password", password), fill("verify", password), press("Submit")]
+    return [fill("password", password), fill("verify", password), submit("Submit")]
 
 
 def _list(i: Instruction) -> list[Action]:
     m = re.fullmatch(r"Select (.*) from the list and click Submit\.", i.goal)
     if m is None:
         raise ValueError(f"not a choose-list instruction: {i.goal!r}")
-    return [choose("options", m.group(1)), press("Submit")]
+    return [choose("options", m.group(1)), submit("Submit")]
 
 
 SOLVERS = {
