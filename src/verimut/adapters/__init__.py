@@ -26,6 +26,7 @@ BENCHMARKS.register("agentdojo", "verimut.adapters.agentdojo:create")
 BENCHMARKS.register("appworld", "verimut.adapters.appworld:create")
 BENCHMARKS.register("bfcl", "verimut.adapters.bfcl:create")
 BENCHMARKS.register("miniwob", "verimut.adapters.cube:create_miniwob")
+BENCHMARKS.register("miniwob-gym", "verimut.adapters.cube:create_miniwob_gym")
 BENCHMARKS.register("tau2", "verimut.adapters.tau2:create")
 BENCHMARKS.register("workarena", "verimut.adapters.workarena:create")
 
