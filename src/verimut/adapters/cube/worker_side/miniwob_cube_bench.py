@@ -40,7 +40,7 @@ from cube_browser_tool import PlaywrightConfig
 from miniwob.fields import get_field_extractor
 from miniwob_cube import MiniWobBenchmarkConfig, MiniWobTask
 from miniwob_cube.task import _build_setup_js, _parse_setup_result
-from miniwob_page import STATE_JS, TARGET, TARGET_JS, UNMARK_JS, is_claim, problem
+from miniwob_page import PRELOAD_JS, STATE_JS, TARGET, TARGET_JS, UNMARK_JS, is_claim, problem
 from miniwob_solvers import SOLVERS, STATES, Instruction
 
 CHROMIUM = "/usr/bin/chromium"
@@ -61,12 +61,16 @@ class _Seeded(MiniWobTask):
     seed: int = 42
 
     def reset(self) -> tuple[Observation, dict[str, Any]]:
+        # The pointer is put back in the corner: Playwright keeps it where the last episode's click left it, and
+        # the new page would show that element's hover look.
+        self.tool.page.mouse.move(0, 0)
         self.tool.goto(self.url)
         js = _build_setup_js(self.remove_human_display, self.episode_max_time)
         if "Math.seedrandom(42);" not in js:
             raise RuntimeError("miniwob-cube's reset no longer seeds with Math.seedrandom(42): update _Seeded")
         js = js.replace("Math.seedrandom(42);", f"Math.seedrandom({int(self.seed)});")
         goal, info = _parse_setup_result(self.tool.evaluate_js(js))
+        self.tool.evaluate_js(PRELOAD_JS)
         return Observation.from_text(goal), {**info, "task_id": self.id, "goal": goal, "seed": self.seed}
 
 
