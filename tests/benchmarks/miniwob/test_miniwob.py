@@ -86,3 +86,33 @@ def test_the_end_state_is_read_from_the_page_not_the_reward(audit):
         "episode": [{"key": "submitted", "fields": {"value": [False, True]}}],
         "fields.tt": [{"key": "value", "fields": {"value": ["", goal["args"]["text"]]}}],
     }
+
+
+def test_per_step_validation_ends_the_episode_where_the_task_is_done():
+    """Under the cube's per-step protocol (Task.step evaluates after every action) a trainer's episode ends at the
+    submit; an action after it is not executed, so it cannot change what was graded or the end state."""
+    b = adapters.load("miniwob", None, {"protocols": "per-step"})
+    try:
+        tasks = b.tasks()
+        assert tasks and all(t.endswith("/per-step") for t in tasks)
+        task = "click-checkboxes/3/per-step"
+        ep = b.reset(task)
+        reference = b.reference(task, ep)
+        assert reference.actions[-1].name == "submit"
+        for action in reference.actions:
+            assert b.execute(ep, action).error is None
+        before = b.snapshot(ep)
+        late = b.execute(ep, reference.actions[0])  # one of the checks again, after the submit
+        assert "not executed" in late.output
+        assert b.snapshot(ep) == before
+        verdict = b.verify(ep, reference)
+        assert verdict.passed and "per step" in verdict.detail
+    finally:
+        b.bench._kill()
+
+
+def test_a_protocol_that_does_not_exist_is_one_line():
+    result = verimut("audit", "miniwob", "--option", "protocols=weekly", "--out", "/tmp/verimut-never-written")
+    assert result.returncode == 2
+    assert "protocols='weekly' is not one of once, per-step, both" in result.stderr
+    assert not Path("/tmp/verimut-never-written").exists()
