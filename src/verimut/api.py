@@ -31,6 +31,7 @@ from verimut.engine.executor import DEFAULT_TIMEOUT, Executor
 from verimut.engine.pipeline import OnCores, Progress
 from verimut.engine.scoring import Source
 from verimut.engine.store import Store
+from verimut.findings import diff as diff_mod
 from verimut.findings import rewards
 from verimut.findings.summary import Summary
 from verimut.findings.swap import Census
@@ -63,17 +64,32 @@ def _executor(executor: str | Executor, workers: int | None, timeout: float, add
         made.close()
 
 
+def earlier(directory: str | Path, benchmark: str, arm: Arm) -> diff_mod.Audited:
+    """An earlier audit to compare a run with (`--against`), read before the run so that one of another
+    benchmark or arm is refused before anything is written."""
+    store = Store(Path(directory))
+    m = store.read_manifest()
+    if m.benchmark != benchmark:
+        raise AuditError(f"--against {directory} is an audit of {m.benchmark!r}, not of {benchmark!r}")
+    if m.arm != arm.name:
+        raise AuditError(f"--against {directory} is a {arms.of(m).title}, not a {arm.title}")
+    return diff_mod.Audited(m, store.rows(), str(directory))
+
+
 def summarize(
     m: Manifest,
     rows: dict[str, CellResult],
     store: Store,
     c: float = rewards.DEFAULT_C,
     each: manifest_mod.Each = manifest_mod.serially,
+    compared: diff_mod.Audited | None = None,
 ) -> Summary | Census:
     """Write summary.md/json, report.html (and, for the fault arm, rewards.json) for the manifest's arm.
-    `each` draws the report's figures (most of its time): on an executor's cores with `OnCores`."""
+    `each` draws the report's figures (most of its time): on an executor's cores with `OnCores`. With `compared`
+    (an earlier audit), report.html has a section on the findings this run opened and closed against it."""
     result: Summary | Census = arms.of(m).write(m, rows, store, c)
-    report_html.write(store, m, rows, result, each)
+    d = None if compared is None else diff_mod.compare(compared, diff_mod.Audited(m, rows, str(store.directory)))
+    report_html.write(store, m, rows, result, each, d)
     return result
 
 
@@ -86,12 +102,14 @@ def _one_arm(
     runner: Executor,
     progress: Progress | None,
     source: Source | None,
+    compared: str | Path | None = None,
 ) -> Summary | Census:
+    other = None if compared is None else earlier(compared, bench.name, arm)
     store = Store(Path(out))
     store.check_usable()
     with store.lock():
         m, rows = pipeline.run(bench, store, arm, tasks, families, runner, progress, source)
-        return summarize(m, rows, store, each=OnCores(runner))
+        return summarize(m, rows, store, each=OnCores(runner), compared=other)
 
 
 def audit(
@@ -110,18 +128,20 @@ def audit(
     address: str | None = None,
     progress: Progress | None = None,
     source: Source | None = None,
+    against: str | Path | None = None,
 ) -> Summary:
     """Audit `benchmark`'s verifiers with the fault grammar into `out` (`verimut audit`).
 
     `suites`, `tasks`, `kinds` and `families` narrow what is audited (default: every task, every family of the
     benchmark's grammar). `source` says how a worker that does not fork loads an adapter given as an object
-    (Ray); a benchmark given by name needs none.
+    (Ray); a benchmark given by name needs none. `against`: an earlier audit of the same benchmark (its directory),
+    which report.html is compared with (`verimut diff`).
     """
     bench, named = _bench(benchmark, version, options)
     chosen = pipeline.select_kinds(bench, pipeline.select_tasks(bench.tasks(), suites, tasks), kinds)
     fams = pipeline.select_families(families, bench.grammar)
     with _executor(executor, workers, timeout, address) as runner:
-        result = _one_arm(bench, out, FAULT, chosen, fams, runner, progress, source or named)
+        result = _one_arm(bench, out, FAULT, chosen, fams, runner, progress, source or named, against)
     assert isinstance(result, Summary)
     return result
 
@@ -140,6 +160,7 @@ def swap(
     address: str | None = None,
     progress: Progress | None = None,
     source: Source | None = None,
+    against: str | Path | None = None,
 ) -> Census:
     """The intent-swap census of the chosen user tasks into `out` (`verimut swap`; pairs are formed per suite).
 
@@ -160,7 +181,7 @@ def swap(
             raise AuditError("no task selected: the intent-swap census pairs user tasks only")
         chosen = users
     with _executor(executor, workers, timeout, address) as runner:
-        result = _one_arm(bench, out, SWAP_ARM, chosen, (), runner, progress, source or named)
+        result = _one_arm(bench, out, SWAP_ARM, chosen, (), runner, progress, source or named, against)
     assert isinstance(result, Census)
     return result
 

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, verimut
 from verimut.cli.gate import GateError
 from verimut.cli.pytest_plugin import Audit, run_audit
 
@@ -102,3 +102,30 @@ def test_the_fixture_is_registered_and_selects(verimut_audit):
     assert audit.summary.cells == 3 and audit.summary.scored == 3
     audit.assert_no_false_accepts()
     assert audit.directory.is_dir() and (audit.directory / "summary.md").exists()
+
+
+def test_the_fixture_takes_a_baseline(verimut_audit, tmp_path):
+    from diffbench import after, before
+    from verimut.cli.pytest_plugin import BaselineWarning
+    from verimut.core.errors import AuditError
+
+    v1 = verimut_audit(before, families=["extra"])
+    # The file a benchmark's repository commits: `verimut baseline DIR > verimut-baseline.json`.
+    r = verimut("baseline", str(v1.directory))
+    assert r.returncode == 0, r.stderr
+    path = tmp_path / "verimut-baseline.json"
+    path.write_text(r.stdout)
+    with pytest.raises(pytest.fail.Exception, match="todo/add_milk:extra: confirmed false accept"):
+        v1.assert_no_false_accepts()  # without the baseline, its one false accept fails the test
+    verimut_audit(before, families=["extra"], baseline=path).assert_no_false_accepts()  # held: passes
+    v1.check("false_accept>0", baseline=path)  # the same, with the baseline given to the check
+    # Version 2 closed add_milk's loophole and opened add_call's: the new one fails, the fixed one is named.
+    v2 = verimut_audit(after, families=["extra"], baseline=path)
+    with (
+        pytest.warns(BaselineWarning, match="the baselined false_accept todo/add_milk:extra no longer occurs"),
+        pytest.raises(pytest.fail.Exception, match=r"todo/add_call:extra: confirmed false accept") as e,
+    ):
+        v2.assert_no_false_accepts()
+    assert "1 confirmed false accept(s) in" in str(e.value) and "baselined finding(s) left out" not in str(e.value)
+    with pytest.raises(AuditError, match="is a baseline of 'todo-diff', not of 'todo'"):
+        verimut_audit(_todo(), families=["extra"], baseline=path)

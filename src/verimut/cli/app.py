@@ -1,5 +1,5 @@
 """The command line: `verimut audit BENCHMARK`, `verimut swap BENCHMARK`, `verimut report DIR`, `verimut ls DIR`,
-`verimut show DIR CELL_ID`, `verimut families`, ...
+`verimut show DIR CELL_ID`, `verimut diff A B`, `verimut baseline DIR`, `verimut families`, ...
 
 Exit codes: 0 no confirmed false accept, 1 at least one, 2 could not audit (or audited nothing: every control
 failed), 130 interrupted (SIGINT), 143 stopped (SIGTERM). `--fail-on` replaces "at least one confirmed false
@@ -12,7 +12,7 @@ import gc
 
 import typer
 
-from verimut.cli import audit, bundle, cells, families, rank, repair, report
+from verimut.cli import audit, baseline, bundle, cells, diff, families, rank, repair, report
 from verimut.cli.terminal import err
 from verimut.core.errors import AuditError
 
@@ -24,6 +24,8 @@ app.command("report")(report.report)
 app.command("repair")(repair.repair)
 app.command("ls")(cells.ls)
 app.command("show")(cells.show)
+app.command("diff")(diff.diff)
+app.command("baseline")(baseline.baseline)
 app.command("families")(families.families)
 app.command("bundle")(bundle.bundle)
 app.command("verify")(bundle.verify_bundle)

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from verimut import adapters, api
+from verimut.cli import baseline as baseline_cli
 from verimut.cli import gate as gate_mod
 from verimut.cli.finish import finish
 from verimut.cli.options import Kind, RunOptions, run_command
@@ -17,7 +18,7 @@ from verimut.cli.terminal import err
 from verimut.core.benchmark import Adapter
 from verimut.engine import executor as executor_mod
 from verimut.engine import pipeline
-from verimut.engine.arms import FAULT, SWAP_ARM
+from verimut.engine.arms import FAULT, SWAP_ARM, Arm
 from verimut.engine.executor import Executor
 from verimut.engine.scoring import Source
 from verimut.findings.summary import Summary
@@ -28,18 +29,22 @@ from verimut.outputs import sarif
 Family = Annotated[list[str] | None, typer.Option("--family", "-f", help="Only these fault families (repeatable).")]
 
 
-def _run(run: RunOptions, suffix: str, arm: Callable[[Adapter, Path, Executor, Source], Summary | Census]) -> None:
+def _run(run: RunOptions, which: Arm, arm: Callable[[Adapter, Path, Executor, Source], Summary | Census]) -> None:
     """Load the benchmark, run one arm into its directory, release the executor, report."""
     options = run.adapter_options()
+    given = baseline_cli.load_optional(run.baseline)  # a bad baseline file before any work
+    suffix = "" if which.edits else "-swap"
     runner = executor_mod.make(run.executor, run.workers, run.timeout, address=run.address)
     try:
         bench = adapters.load(run.benchmark, run.version, options)
+        if given is not None:
+            given.check(bench.name, which.name)
         directory = run.out_dir or Path("verimut-out") / f"{bench.name}-{bench.version}{suffix}"
         # How a worker that does not fork loads the benchmark (Ray): as it was named here.
         result = arm(bench, directory, runner, Source.here(run.benchmark, run.version, options))
     finally:
         runner.close()
-    finish(result, directory, run.ci(), sarif.locator(bench))
+    finish(result, directory, run.ci(), sarif.locator(bench), given)
 
 
 @run_command
@@ -63,9 +68,10 @@ def audit(run: RunOptions, kind: Kind = None, family: Family = None) -> None:
                 executor=runner,
                 progress=progress,
                 source=source,
+                against=run.against,
             )
 
-    _run(run, "", arm)
+    _run(run, FAULT, arm)
 
 
 @run_command
@@ -87,7 +93,8 @@ def swap(run: RunOptions) -> None:
                 executor=runner,
                 progress=progress,
                 source=source,
+                against=run.against,
             )
 
     run.adapter_options()
-    _run(run, "-swap", arm)
+    _run(run, SWAP_ARM, arm)

@@ -23,13 +23,15 @@ arm's summary can count (`Vocabulary`), so a misspelt name fails before any cell
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from verimut.core.errors import AuditError
-from verimut.core.records import Manifest, Outcome
+from verimut.core.records import CellResult, Manifest, Outcome
 from verimut.engine import arms
 from verimut.engine.arms import FAULT, SWAP_ARM, SWAP_OUTCOMES, Arm
+from verimut.findings import diff
+from verimut.findings.matching import KINDS
 from verimut.findings.summary import Summary
 from verimut.findings.swap import Census, suite_of
 
@@ -58,6 +60,17 @@ REPAIR = Counted(
     "scope",
     "new_false_reject>0",
 )
+
+
+# `verimut diff`: a finding's kind (or `finding`, every kind) scoped by its status or by either audit
+# (`opened.false_accept`, `after.vacuous`); the tasks and coverage counts have no scope (`tasks_removed>0`).
+DIFF = Counted(
+    (*KINDS, diff.FINDING, *diff.COVERAGE_COUNTS),
+    "a diff",
+    "status (opened, closed, unchanged, gone) or audit (before, after)",
+    "opened.finding>0",
+)
+DIFF_SCOPES = (*diff.STATUSES, *diff.SIDES)
 
 
 class GateError(AuditError):
@@ -189,6 +202,20 @@ def check(gate: Gate, vocab: Vocabulary, flag: str = "--fail-on") -> Gate:
     return gate
 
 
+def check_diff(gate: Gate, flag: str = "--fail-on") -> Gate:
+    """A diff's gate, if every name is one a diff counts and each count has the scope it needs: a finding's count
+    is of a status or an audit (`opened.false_accept`), the tasks and coverage counts of neither."""
+    check(gate, Vocabulary(DIFF, DIFF_SCOPES), flag)
+    for c in gate.comparisons:
+        if c.scope is None and c.count not in diff.COVERAGE_COUNTS:
+            raise GateError(
+                f"{flag}: {c.count!r} needs a scope: {', '.join(f'{s}.{c.count}' for s in DIFF_SCOPES[:2])}, ..."
+            )
+        if c.scope is not None and c.count in diff.COVERAGE_COUNTS:
+            raise GateError(f"{flag}: {c.count!r} counts the whole diff: give it without {c.scope!r}")
+    return gate
+
+
 Counts = Mapping[str | None, Mapping[str, int]]  # scope (None: the whole run) -> count -> n
 
 
@@ -224,6 +251,22 @@ def swap_counts(table: Mapping[str, Mapping[str, Mapping[str, int]]]) -> dict[st
         mine["acceptance"] = mine["false_accept"] + mine[Outcome.ACCEPTED_EFFECT_PRESENT.value]
         for k, v in mine.items():
             out[None][k] += v
+    return out
+
+
+def discount(counts: Counts, held: Iterable[CellResult], arm: Arm) -> dict[str | None, dict[str, int]]:
+    """The counts less the rows a baseline holds: each in its scope (fault family, or suite) and in the total. In the
+    census an effect-absent acceptance is also a `false_accept` and an `acceptance` (swap_counts)."""
+    out = {scope: dict(c) for scope, c in counts.items()}
+    for row in held:
+        names = [row.outcome.value]
+        if not arm.edits and row.outcome == Outcome.ACCEPTED_EFFECT_ABSENT:
+            names += ["false_accept", "acceptance"]
+        for scope in (None, row.family if arm.edits else suite_of(row.task)):
+            mine = out.get(scope, {})
+            for name in names:
+                if mine.get(name, 0) > 0:
+                    mine[name] -= 1
     return out
 
 

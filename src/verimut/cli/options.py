@@ -1,7 +1,8 @@
 """The options commands share, declared once: each command module names the ones it takes.
 
-`verimut audit` and `verimut swap` take the same fifteen (`run_command`): the benchmark and its version, suites and
-tasks, the output directory, the executor, the adapter's options and the CI outputs, gathered into one `RunOptions`.
+`verimut audit` and `verimut swap` take the same seventeen (`run_command`): the benchmark and its version, suites and
+tasks, the output directory, the executor, the adapter's options, the CI outputs, the baseline and the audit to
+compare with, gathered into one `RunOptions`.
 """
 
 from __future__ import annotations
@@ -75,6 +76,24 @@ Sarif = Annotated[
 ]
 
 
+BaselineFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--baseline",
+        help="A baseline file (verimut baseline DIR > FILE): the findings it holds are left out of the gate, "
+        "JUnit and SARIF, and those that no longer occur are named.",
+    ),
+]
+Against = Annotated[
+    Path | None,
+    typer.Option(
+        "--against",
+        help="An earlier audit of the same benchmark (its --out): report.html gets a section on the findings this "
+        "run opened and closed against it (verimut diff OTHER DIR).",
+    ),
+]
+
+
 StandIn = Annotated[
     bool,
     typer.Option(
@@ -94,11 +113,14 @@ def _with_stand_in(options: dict[str, Any], benchmark: str, stand_in: bool) -> d
 
 
 class CI(msgspec.Struct, frozen=True):
-    """What a CI run asked for: the gate's expression, and the files to write."""
+    """What a CI run asked for: the gate's expression, the files to write, the baseline whose findings it leaves
+    out, and an earlier audit to compare with."""
 
     fail_on: str | None = None
     junit: Path | None = None
     sarif: Path | None = None
+    baseline: Path | None = None
+    against: Path | None = None
 
 
 class RunOptions(msgspec.Struct, frozen=True):
@@ -118,13 +140,15 @@ class RunOptions(msgspec.Struct, frozen=True):
     fail_on: str | None = None
     junit_path: Path | None = None
     sarif_path: Path | None = None
+    baseline: Path | None = None
+    against: Path | None = None
     stand_in: bool = False
 
     def adapter_options(self) -> dict[str, Any]:
         return _with_stand_in(_adapter_options(self.option), self.benchmark, self.stand_in)
 
     def ci(self) -> CI:
-        return CI(self.fail_on, self.junit_path, self.sarif_path)
+        return CI(self.fail_on, self.junit_path, self.sarif_path, self.baseline, self.against)
 
 
 def _param(name: str, annotation: Any, default: Any = inspect.Parameter.empty) -> inspect.Parameter:
@@ -149,6 +173,8 @@ _HOW = [
     _param("fail_on", FailOn, None),
     _param("junit_path", Junit, None),
     _param("sarif_path", Sarif, None),
+    _param("baseline", BaselineFile, None),
+    _param("against", Against, None),
     _param("stand_in", StandIn, False),
 ]
 assert [p.name for p in (*_WHAT, *_HOW)] == list(RunOptions.__struct_fields__)

@@ -5,7 +5,9 @@ fixture: call it with a benchmark (a built-in name, `module:object`, or an adapt
 and a selection of tasks and fault families; it runs the audit into a temporary directory
 and returns an `Audit`. `Audit.assert_no_false_accepts()` fails the test with each
 confirmed false accept's edit and evidence; `Audit.check("extra.false_accept>0 or
-error>0")` fails it when a `--fail-on` expression holds (grammar: `verimut.cli.gate`).
+error>0")` fails it when a `--fail-on` expression holds (grammar: `verimut.cli.gate`). Given
+`baseline="verimut-baseline.json"` (a file `verimut baseline DIR` wrote), both leave out the
+findings it holds, and warn of each baselined finding that no longer occurs (so the file can shrink).
 
 Nothing heavy is imported until a test uses the fixture: the plugin loads in every pytest
 session of an environment that has verimut installed.
@@ -13,6 +15,7 @@ session of an environment that has verimut installed.
 
 from __future__ import annotations
 
+import warnings
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -24,17 +27,36 @@ import pytest
 if TYPE_CHECKING:
     from verimut.core.benchmark import Benchmark
     from verimut.core.records import Cell, CellResult, Manifest
+    from verimut.findings.baseline import Match
     from verimut.findings.summary import Summary
+
+
+class BaselineWarning(UserWarning):
+    """A baselined finding no longer occurs (fixed, or its run is gone): the baseline file can lose it."""
 
 
 @dataclass(frozen=True)
 class Audit:
-    """A finished audit: its summary, and the manifest and ledger rows it was built from."""
+    """A finished audit: its summary, and the manifest and ledger rows it was built from; `baseline`, the baseline
+    file whose findings `check` leaves out (None: none)."""
 
     summary: Summary
     directory: Path
     manifest: Manifest
     rows: dict[str, CellResult]
+    baseline: Path | None = None
+
+    def baseline_match(self, baseline: str | Path | None = None) -> Match | None:
+        """The baseline (this audit's, or the one given) held against the audit: what it holds, what no longer
+        occurs. A file of another benchmark, or not a baseline, raises verimut.AuditError."""
+        from verimut.cli import baseline as baseline_cli
+        from verimut.findings import baseline as baseline_mod
+
+        path = baseline if baseline is not None else self.baseline
+        if path is None:
+            return None
+        given = baseline_cli.load(Path(path)).check(self.manifest.benchmark, self.manifest.arm)
+        return baseline_mod.match(given.baseline, self.manifest, self.rows)
 
     @property
     def false_accepts(self) -> list[str]:
@@ -49,11 +71,15 @@ class Audit:
             if c.cell_id in self.rows and self.rows[c.cell_id].outcome == outcome and c.cell_id not in allowed
         ]
 
-    def check(self, fail_on: str = "false_accept>0", allow: Iterable[str] = ()) -> None:
-        """Fail the test when `fail_on` holds over the counts, leaving out the cells in `allow`.
+    def check(
+        self, fail_on: str = "false_accept>0", allow: Iterable[str] = (), baseline: str | Path | None = None
+    ) -> None:
+        """Fail the test when `fail_on` holds over the counts, leaving out the cells in `allow` and the findings
+        the baseline holds (`baseline`, else the audit's own).
 
         The failure message lists the parts of the expression that hold, then each confirmed
-        false accept (not allowed) with its edit, the run, and every record that differs.
+        false accept (not allowed) with its edit, the run, and every record that differs. Each baselined
+        finding that no longer occurs is a `BaselineWarning`, failing or not.
         """
         from verimut.cli import gate
         from verimut.engine.arms import FAULT
@@ -65,32 +91,44 @@ class Audit:
         unknown = [a for a in allowed if a not in {c.cell_id for c in self.manifest.cells}]
         if unknown:
             raise ValueError(f"allow names cells this audit does not have: {', '.join(unknown)}")
+        found = self.baseline_match(baseline)
+        if found is not None:
+            for e in found.gone:
+                warnings.warn(
+                    f"verimut: the baselined {e.outcome.value} {e.cell_id} no longer occurs: remove it from the baseline",
+                    BaselineWarning,
+                    stacklevel=2,
+                )
+        baselined = [] if found is None else [cid for cid in found.held if cid not in allowed]
+        left_out = [*allowed, *baselined]
         per_family: dict[str, Counter[str]] = {c.family: Counter() for c in self.manifest.cells}
         for cid, row in self.rows.items():
-            if cid not in allowed:
+            if cid not in left_out:
                 per_family[row.family][row.outcome] += 1
         counts = gate.fault_counts(per_family)
         g = gate.read(fail_on, gate.Vocabulary(FAULT, gate.scopes_of(counts)), flag="fail_on")
-        held = gate.fired(g, counts)
-        if not held:
+        holds = gate.fired(g, counts)
+        if not holds:
             return
-        found = self._cells("false_accept", allowed)
+        fas = self._cells("false_accept", left_out)
         s = self.summary
         lines = [
-            f"verimut: {fail_on!r} holds for {s.benchmark} {s.version}: " + "; ".join(held),
-            f"{len(found)} confirmed false accept(s) in {s.scored} scored cells"
-            + (f" ({len(allowed)} allowed cell(s) left out)" if allowed else ""),
+            f"verimut: {fail_on!r} holds for {s.benchmark} {s.version}: " + "; ".join(holds),
+            f"{len(fas)} confirmed false accept(s) in {s.scored} scored cells"
+            + (f" ({len(allowed)} allowed cell(s) left out)" if allowed else "")
+            + (f" ({len(baselined)} baselined finding(s) left out)" if baselined else ""),
             "",
         ]
-        for cell, row in found:
+        for cell, row in fas:
             head, _cell, *rest = evidence.lines(cell, row)
             lines += [f"{cell.cell_id}: {head}", *(f"  {line}" for line in rest), ""]
         lines += [f"report: {Store(self.directory).path(SUMMARY_MD)}", LOWER_BOUND]
         pytest.fail("\n".join(lines), pytrace=False)
 
-    def assert_no_false_accepts(self, allow: Iterable[str] = ()) -> None:
-        """Fail the test if the audit found a confirmed false accept (other than those in `allow`)."""
-        self.check("false_accept>0", allow)
+    def assert_no_false_accepts(self, allow: Iterable[str] = (), baseline: str | Path | None = None) -> None:
+        """Fail the test if the audit found a confirmed false accept (other than those in `allow` and the
+        baseline's)."""
+        self.check("false_accept>0", allow, baseline)
 
 
 def run_audit(
@@ -104,11 +142,16 @@ def run_audit(
     executor: str = "inprocess",
     workers: int | None = None,
     timeout: float = 300.0,
+    baseline: str | Path | None = None,
 ) -> Audit:
-    """Audit `benchmark` into `out` (resuming, as the command line does) and return the result."""
+    """Audit `benchmark` into `out` (resuming, as the command line does) and return the result. `baseline`: a
+    baseline file, read first (a bad one raises before the audit), whose findings `Audit.check` leaves out."""
     from verimut import api
+    from verimut.cli import baseline as baseline_cli
     from verimut.engine.store import Store
 
+    if baseline is not None:
+        baseline_cli.load(Path(baseline))  # a file that is no baseline fails before the audit; its benchmark after
     # Ray's actors load the adapter by name (the pool forks, so an object does there).
     if not isinstance(benchmark, str) and executor == "ray":
         raise ValueError("give the benchmark by name (or module:object) to score it with Ray")
@@ -124,7 +167,9 @@ def run_audit(
         timeout=timeout,
     )
     store = Store(out)
-    return Audit(summary, out, store.read_manifest(), store.rows())
+    audit = Audit(summary, out, store.read_manifest(), store.rows(), None if baseline is None else Path(baseline))
+    audit.baseline_match()  # a baseline of another benchmark fails here, not at the first check
+    return audit
 
 
 @pytest.fixture

@@ -10,11 +10,13 @@ import typer
 from rich.markup import escape
 
 from verimut import adapters, api
+from verimut.cli import baseline as baseline_cli
 from verimut.cli import gate as gate_mod
 from verimut.cli.finish import finish
-from verimut.cli.options import CI, FailOn, Junit, Sarif
+from verimut.cli.options import CI, Against, BaselineFile, FailOn, Junit, Sarif
 from verimut.cli.terminal import out
 from verimut.core.errors import AuditError
+from verimut.engine import arms
 from verimut.engine import executor as executor_mod
 from verimut.engine.pipeline import OnCores
 from verimut.engine.store import Store
@@ -36,6 +38,8 @@ def report(
     fail_on: FailOn = None,
     junit_path: Junit = None,
     sarif_path: Sarif = None,
+    baseline: BaselineFile = None,
+    against: Against = None,
     benchmark: Annotated[
         str | None,
         typer.Option(help="For --sarif: the benchmark as given to `audit` (module:object), to locate its verifiers."),
@@ -46,9 +50,13 @@ def report(
         # Checked before anything is written: a nan weight would rewrite every derived file with nulls.
         raise AuditError(f"--procredit-c must be a positive number, not {procredit_c:g}")
     rewards.load(reward_modules or [])
+    given = baseline_cli.load_optional(baseline)
     store = Store(directory)
     m = store.read_manifest()
     gate_mod.read(fail_on, gate_mod.vocabulary_of_manifest(m))
+    if given is not None:
+        given.check(m.benchmark, m.arm)
+    earlier = None if against is None else api.earlier(against, m.benchmark, arms.of(m))
     with store.lock():
         rows = store.rows()
         held = {c.cell_id for c in m.cells}
@@ -63,5 +71,5 @@ def report(
         if sarif_path is not None and (benchmark is not None or adapters.known(m.benchmark)):
             locate = sarif.locator(adapters.load(benchmark or m.benchmark, m.version))
         # The figures on every core: a report of thousands of tasks draws for seconds.
-        result = api.summarize(m, rows, store, procredit_c, OnCores(executor_mod.make("pool")))
-    finish(result, directory, CI(fail_on, junit_path, sarif_path), locate)
+        result = api.summarize(m, rows, store, procredit_c, OnCores(executor_mod.make("pool")), earlier)
+    finish(result, directory, CI(fail_on, junit_path, sarif_path, baseline, against), locate, given)

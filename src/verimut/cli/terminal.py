@@ -10,6 +10,7 @@ import sys
 from rich.table import Table
 
 from verimut.findings import coverage
+from verimut.findings import diff as diff_mod
 from verimut.findings import summary as summary_mod
 from verimut.findings import swap as swap_mod
 from verimut.outputs.cell_view import Terminal
@@ -107,3 +108,38 @@ def swap_table(c: swap_mod.Census) -> Table:
                 str(other),
             )
     return table
+
+
+def diff_tables(d: diff_mod.Diff) -> list[Table]:
+    """A diff's counts per kind of finding, and its verifiers with a finding opened, closed or gone."""
+    counts = Table(title=f"verimut diff: {diff_mod.title(d)}")
+    for col in ("finding", "before", "after", *diff_mod.STATUSES):
+        counts.add_column(
+            col, justify="left" if col == "finding" else "right", style="bold red" if col == "opened" else None
+        )
+    for k in d.counts["opened"]:
+        counts.add_row(
+            k, str(d.found["before"][k]), str(d.found["after"][k]), *(str(d.counts[s][k]) for s in diff_mod.STATUSES)
+        )
+    tables = [counts]
+    per = diff_mod.moved(d)
+    if per:
+        verifiers = Table(title="per verifier: findings opened, closed or gone")
+        for col in ("verifier", *diff_mod.STATUSES):
+            verifiers.add_column(col)
+        for task, by in per.items():
+            verifiers.add_row(task, *(diff_mod.kinds_text(by.get(s, {})) for s in diff_mod.STATUSES))
+        tables.append(verifiers)
+    if d.coverage:
+        moved = Table(title="frame coverage moved")
+        for col in ("verifier", "before", "after", "side effects"):
+            moved.add_column(col, justify="left" if col == "verifier" else "right")
+        for mv in d.coverage:
+            moved.add_row(
+                mv.task,
+                coverage.fmt(mv.before),
+                coverage.fmt(mv.after),
+                f"{mv.before_side_effects} → {mv.after_side_effects}",
+            )
+        tables.append(moved)
+    return tables

@@ -214,6 +214,16 @@ def cell_id(task: str, family: str, variant: str) -> str:
     return f"{task}:{family}" if variant == "-" else f"{task}:{family}:{variant}"
 
 
+def run_hash(cell: Cell) -> str:
+    """The content hash of the run a cell replays: its actions and answer, and the task whose start it is replayed
+    from. "" for a cell without a run (refused). Two audits (or an audit and a baseline) match a cell by it when its
+    id moved: a variant id names a position in the reference run, which another version of the task may shift."""
+    if cell.run is None:
+        return ""
+    body = msgspec.json.encode([cell.run_task, cell.run], order="sorted")
+    return hashlib.sha256(body).hexdigest()[:16]
+
+
 def content_hash(m: Manifest) -> str:
     """The hash a manifest records of itself (computed with its own hash field empty)."""
     body = msgspec.structs.replace(m, content_hash="")

@@ -10,6 +10,8 @@
     report.html         the page (derived)
     repair/             `verimut repair`'s module and its summary.json/.md
 
+and, in a directory of its own, `verimut diff`'s diff.md and diff.json (`write_diff`).
+
 The ledger has one writer, which appends whole lines with a single write each (fsynced at most
 every `FSYNC_EVERY` seconds and on close), so a run killed at any moment leaves at most one torn
 line, at the very end. Only the path that is
@@ -51,6 +53,9 @@ SUMMARY_MD = "summary.md"
 REWARDS = "rewards.json"
 REPORT = "report.html"
 REPAIR = "repair"
+# `verimut diff A B --out DIR`: the diff of two audits, in a directory of its own (never inside an audit's).
+DIFF_MD = "diff.md"
+DIFF_JSON = "diff.json"
 
 _decoder = msgspec.json.Decoder(CellResult)
 _encoder = msgspec.json.Encoder()
@@ -427,3 +432,20 @@ def _holder(fd: int) -> str:
     except OSError:
         pass
     return "another verimut command"
+
+
+def write_diff(directory: Path, report: Any, text: str) -> tuple[Path, Path]:
+    """`verimut diff`'s diff.json and diff.md in `directory`, which is not an audit's: a file there that verimut did
+    not write as part of the audit would make `verimut bundle` refuse the audit."""
+    if directory.exists() and not directory.is_dir():
+        raise AuditError(f"--out {directory} is a file, not a directory")
+    if (directory / MANIFEST).exists():
+        raise AuditError(f"--out {directory} is an audit's directory: give the diff a directory of its own")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise AuditError(f"cannot use {directory} as an output directory: {_reason(e)}") from None
+    json_path, md_path = directory / DIFF_JSON, directory / DIFF_MD
+    atomic_write(json_path, encode_json(report))
+    atomic_write(md_path, inert(text).encode())
+    return md_path, json_path

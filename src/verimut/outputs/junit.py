@@ -10,6 +10,8 @@ A cell's outcome maps to a test result:
 - error (the verifier raised, or the executor cut the cell) and a control that fails its
   own verifier (the task cannot be audited): an error;
 - refused, incomplete, and cells not scored yet: skipped, with the reason;
+- a finding a baseline holds (`--baseline FILE`): skipped, its message the baseline's reason and the evidence
+  headline, so a known and accepted finding is visible without failing the build;
 - everything else (control_pass, harmless, rejected, accepted with the effect present): passed.
 
 Built from the manifest and the ledger alone, so `verimut report DIR --junit PATH` can
@@ -25,6 +27,7 @@ from pathlib import Path
 
 from verimut.core.records import Cell, CellResult, Manifest, Outcome
 from verimut.findings import evidence
+from verimut.findings.baseline import Match
 
 _ERROR = (Outcome.ERROR.value, Outcome.CONTROL_FAIL.value)
 # A repeated run is scored (and reported) once, under its first cell; a weak pin's acceptance is reported
@@ -48,7 +51,7 @@ def class_name(benchmark: str, task: str) -> str:
     return ".".join([benchmark, *task.split("/")])
 
 
-def _case(m: Manifest, cell: Cell, row: CellResult | None) -> tuple[ET.Element, str]:
+def _case(m: Manifest, cell: Cell, row: CellResult | None, baseline: Match | None) -> tuple[ET.Element, str]:
     case = ET.Element(
         "testcase",
         name=case_name(cell),
@@ -59,7 +62,13 @@ def _case(m: Manifest, cell: Cell, row: CellResult | None) -> tuple[ET.Element, 
         ET.SubElement(case, "skipped", message="not scored yet: run the audit again to resume")
         return case, "skipped"
     head = _clean(evidence.headline(cell, row))
-    if Outcome(row.outcome).is_finding:  # (a row built by hand may hold the outcome's text)
+    held = baseline.held.get(cell.cell_id) if baseline is not None else None
+    if held is not None:
+        why = held.reason or "no reason given"
+        skipped = ET.SubElement(case, "skipped", message=_clean(f"baselined ({why}): {head}"))
+        skipped.text = _clean(evidence.text(cell, row))
+        kind = "skipped"
+    elif Outcome(row.outcome).is_finding:  # (a row built by hand may hold the outcome's text)
         failure = ET.SubElement(case, "failure", message=head, type=row.outcome)
         failure.text = _clean(evidence.text(cell, row))
         kind = "failures"
@@ -77,8 +86,8 @@ def _case(m: Manifest, cell: Cell, row: CellResult | None) -> tuple[ET.Element, 
     return case, kind
 
 
-def document(m: Manifest, rows: Mapping[str, CellResult]) -> ET.Element:
-    """The whole report as an element tree (pure: no I/O)."""
+def document(m: Manifest, rows: Mapping[str, CellResult], baseline: Match | None = None) -> ET.Element:
+    """The whole report as an element tree (pure: no I/O); `baseline`'s held findings skipped."""
     by_task: dict[str, list[Cell]] = {}
     for cell in m.cells:
         by_task.setdefault(cell.task, []).append(cell)
@@ -94,7 +103,7 @@ def document(m: Manifest, rows: Mapping[str, CellResult]) -> ET.Element:
         time = 0.0
         for cell in cells:
             row = rows.get(cell.cell_id)
-            case, kind = _case(m, cell, row)
+            case, kind = _case(m, cell, row, baseline)
             suite.append(case)
             counts["tests"] += 1
             if kind in counts:
@@ -111,8 +120,8 @@ def document(m: Manifest, rows: Mapping[str, CellResult]) -> ET.Element:
     return root
 
 
-def write(m: Manifest, rows: Mapping[str, CellResult], path: Path) -> Path:
-    tree = ET.ElementTree(document(m, rows))
+def write(m: Manifest, rows: Mapping[str, CellResult], path: Path, baseline: Match | None = None) -> Path:
+    tree = ET.ElementTree(document(m, rows, baseline))
     ET.indent(tree)
     path.parent.mkdir(parents=True, exist_ok=True)
     tree.write(path, encoding="utf-8", xml_declaration=True)

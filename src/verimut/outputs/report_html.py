@@ -2,7 +2,7 @@
 
 At a glance: the family x outcome heat map per suite, the confirmed false accepts per task, the
 swap census's i x j matrix per suite (rungs marked), a repair's before/after counts, and the
-provenance. Then the frame coverage and the answer channel (the answer families' outcomes per suite,
+provenance; against an earlier audit (`--against`), the findings opened, closed and gone. Then the frame coverage and the answer channel (the answer families' outcomes per suite,
 the null run's vacuous verifiers, each answer finding's edit), when the audit has them. One level down:
 every confirmed false accept (and false reject) with its evidence (`cell_view.CellView`). Everything
 is inline (CSS, one small script, the figures as PNG data URIs), so opening the file makes no request. Built from the directory's manifest, ledger,
@@ -29,6 +29,7 @@ from verimut.engine import arms
 from verimut.engine.manifest import Each, serially
 from verimut.engine.store import RUNS, Store
 from verimut.findings import coverage, rewards
+from verimut.findings import diff as diff_mod
 from verimut.findings import summary as summary_mod
 from verimut.findings import swap as swap_mod
 from verimut.grammar.faults import CONTROL, spec_of
@@ -337,7 +338,44 @@ def repair_verdicts(repair: Mapping[str, Any] | None) -> dict[str, str]:
     return said
 
 
-def context(store: Store, m: Manifest, rows: Mapping[str, CellResult], result: Any, draw: Draw = now) -> dict[str, Any]:
+def against_context(d: diff_mod.Diff | None, linked: set[str]) -> dict[str, Any] | None:
+    """The section on an earlier audit (`--against`), or None (pure). `linked`: the cells this page shows one by
+    one, which the section's cell ids link to."""
+    if d is None:
+        return None
+    return {
+        "title": diff_mod.title(d),
+        "before": d.before,
+        "note": d.note,
+        "kinds": list(d.counts["opened"]),
+        "statuses": diff_mod.STATUSES,
+        "found": d.found,
+        "counts": d.counts,
+        "tasks_added": d.tasks_added,
+        "tasks_removed": d.tasks_removed,
+        "verifiers": {
+            t: {st: diff_mod.kinds_text(s.get(st, {})) for st in diff_mod.STATUSES}
+            for t, s in diff_mod.moved(d).items()
+        },
+        "changes": [{"c": c, "linked": c.cell_id in linked} for c in d.changes if c.status in diff_mod.SHOWN][
+            : figures.TOP
+        ],
+        "shown": sum(c.status in diff_mod.SHOWN for c in d.changes),
+        "coverage": [
+            {"task": mv.task, "before": coverage.fmt(mv.before), "after": coverage.fmt(mv.after), "mv": mv}
+            for mv in d.coverage
+        ],
+    }
+
+
+def context(
+    store: Store,
+    m: Manifest,
+    rows: Mapping[str, CellResult],
+    result: Any,
+    draw: Draw = now,
+    diff: diff_mod.Diff | None = None,
+) -> dict[str, Any]:
     """Everything the page shows, as plain data (its figures as `draw` gives them)."""
     rewards = store.rewards()
     by_id = {c.cell_id: c for c in m.cells}
@@ -365,6 +403,7 @@ def context(store: Store, m: Manifest, rows: Mapping[str, CellResult], result: A
         "repaired": repair_verdicts(repair),
         "fault": None if swap else _fault_context(m, rows, result, draw),
         "census": _swap_context(m, rows, result, draw) if swap else None,
+        "against": against_context(diff, {*shown, *rejects}),
     }
 
 
@@ -382,8 +421,16 @@ def rebuild(store: Store) -> Path:
     return write(store, m, rows, result)
 
 
-def write(store: Store, m: Manifest, rows: Mapping[str, CellResult], result: Any, each: Each = serially) -> Path:
-    """Write DIR/report.html (atomically: a reader never sees half a page); `each` draws its figures."""
+def write(
+    store: Store,
+    m: Manifest,
+    rows: Mapping[str, CellResult],
+    result: Any,
+    each: Each = serially,
+    diff: diff_mod.Diff | None = None,
+) -> Path:
+    """Write DIR/report.html (atomically: a reader never sees half a page); `each` draws its figures. With `diff`
+    (this run against an earlier audit), the page has a section on it."""
     later = Later()
 
     def draw(figure: Callable[..., str], *args: Any) -> str:
@@ -394,5 +441,5 @@ def write(store: Store, m: Manifest, rows: Mapping[str, CellResult], result: Any
     # Autoescaping stops markup, not control characters: a raw ESC or bidi override in a task id would
     # still reach whoever views the source or copies a cell id into a terminal. Inert, as `ls` prints it
     # (ids and their anchors alike, so the page's links still match); before the figures, which are base64.
-    page = cell_view.inert(render(context(store, m, rows, result, draw)))
+    page = cell_view.inert(render(context(store, m, rows, result, draw, diff)))
     return store.write_report(later.fill(page, each))

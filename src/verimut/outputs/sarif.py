@@ -12,6 +12,11 @@ the run, every record that differs) is the message text and, line by line, a pro
 Only confirmed false accepts and vacuous verifiers are results: a false reject or an error is not a finding a
 code-scanning alert should carry (the JUnit report and the gate see them). Built from the
 manifest and the ledger, so `verimut report DIR --sarif PATH` can write it again.
+
+With a baseline (`--baseline FILE`), every result has a `baselineState`: `unchanged` when the baseline holds it,
+`new` when not; and each baselined false accept or vacuous verifier that no longer occurs is a result of its own,
+`absent` (kind `pass`, level `none`, as SARIF 2.1.0 says a result that is no problem must be), so a dashboard
+closes its alert.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from verimut.core.benchmark import Adapter
 from verimut.core.records import Cell, CellResult, Manifest, Outcome
 from verimut.engine import arms
 from verimut.findings import evidence
+from verimut.findings.baseline import Entry, Match
 from verimut.grammar.faults import FAMILIES, spec_of
 
 SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -118,8 +124,12 @@ def _rule_of(m: Manifest, cell: Cell, row: CellResult) -> str:
     return VACUOUS_RULE if row.outcome == Outcome.VACUOUS else rule_id(_rule_family(m, cell.family))
 
 
+def _fingerprint(m: Manifest, cell_id: str) -> dict[str, str]:
+    ident = f"{m.benchmark}:{m.version}:{cell_id}"
+    return {"verimutCell/v1": hashlib.sha256(ident.encode()).hexdigest()}
+
+
 def _result(m: Manifest, cell: Cell, row: CellResult, index: int, source: Source | None, root: Path) -> dict[str, Any]:
-    ident = f"{m.benchmark}:{m.version}:{cell.cell_id}"
     vacuous = row.outcome == Outcome.VACUOUS
     more: dict[str, Any] = {}
     if vacuous:
@@ -132,7 +142,7 @@ def _result(m: Manifest, cell: Cell, row: CellResult, index: int, source: Source
         # A vacuous verifier's whole story is its reason (it passed the empty run); the evidence is in properties.
         "message": {"text": (row.reason or evidence.headline(cell, row)) if vacuous else evidence.text(cell, row)},
         "locations": [_location(cell.task, source, root)],
-        "partialFingerprints": {"verimutCell/v1": hashlib.sha256(ident.encode()).hexdigest()},
+        "partialFingerprints": _fingerprint(m, cell.cell_id),
         "properties": {
             "cell_id": cell.cell_id,
             "task": cell.task,
@@ -145,10 +155,50 @@ def _result(m: Manifest, cell: Cell, row: CellResult, index: int, source: Source
     }
 
 
+def _entry_rule(m: Manifest, e: Entry) -> str | None:
+    """The rule of a baselined finding, or None when SARIF does not report its kind (a false reject)."""
+    if e.outcome == Outcome.VACUOUS:
+        return VACUOUS_RULE
+    if not e.outcome.is_confirmed_false_accept:
+        return None
+    return rule_id(_rule_family(m, e.family))
+
+
+def _absent(m: Manifest, e: Entry, index: int, source: Source | None, root: Path, why: str) -> dict[str, Any]:
+    """A baselined finding that no longer occurs: SARIF's `absent` result, no problem (kind pass, level none)."""
+    return {
+        "ruleId": _entry_rule(m, e),
+        "ruleIndex": index,
+        "kind": "pass",
+        "level": "none",
+        "baselineState": "absent",
+        "message": {"text": f"no longer occurs ({why}): the baseline's {e.outcome.value} of {e.cell_id}"},
+        "locations": [_location(e.task, source, root)],
+        "partialFingerprints": _fingerprint(m, e.cell_id),
+        "properties": {
+            "cell_id": e.cell_id,
+            "task": e.task,
+            "family": e.family,
+            "outcome": e.outcome.value,
+            "run_hash": e.run_hash,
+            "reason": e.reason,
+        },
+    }
+
+
+def _rule_for(rule: str) -> dict[str, Any]:
+    return _vacuous_rule() if rule == VACUOUS_RULE else _rule(rule.removeprefix("false-accept/"))
+
+
 def document(
-    m: Manifest, rows: Mapping[str, CellResult], locate: Locator | None = None, root: Path | None = None
+    m: Manifest,
+    rows: Mapping[str, CellResult],
+    locate: Locator | None = None,
+    root: Path | None = None,
+    baseline: Match | None = None,
 ) -> dict[str, Any]:
-    """The SARIF log as plain data (pure, apart from asking `locate` where verifiers are)."""
+    """The SARIF log as plain data (pure, apart from asking `locate` where verifiers are); with `baseline`, each
+    result's baselineState and the baselined findings that no longer occur."""
     root = root or Path.cwd()
     found = [(c, rows[c.cell_id]) for c in m.cells if c.cell_id in rows and _reported(rows[c.cell_id])]
     # A null-run family's pass is vacuous, never a false accept: its rule is the vacuous one, not false-accept/null-run.
@@ -164,6 +214,22 @@ def document(
         if c.task not in sources:
             sources[c.task] = locate(c.task) if locate else None
     results = [_result(m, c, r, index[_rule_of(m, c, r)], sources[c.task], root) for c, r in found]
+    if baseline is not None:
+        for x in results:
+            x["baselineState"] = "unchanged" if x["properties"]["cell_id"] in baseline.held else "new"
+        gone = [(e, "its cell is graded, and no finding now") for e in baseline.fixed] + [
+            (e, "its run is not in this audit") for e in baseline.missing
+        ]
+        for e, why in gone:
+            rule = _entry_rule(m, e)
+            if rule is None:
+                continue
+            if rule not in index:  # a family this audit no longer runs: its rule still describes the result
+                index[rule] = len(rules)
+                rules.append(_rule_for(rule))
+            if e.task not in sources:
+                sources[e.task] = locate(e.task) if locate and e.task in m.tasks else None
+            results.append(_absent(m, e, index[rule], sources[e.task], root, why))
     run: dict[str, Any] = {
         "tool": {
             "driver": {
@@ -202,10 +268,15 @@ def _reported(row: CellResult) -> bool:
 
 
 def write(
-    m: Manifest, rows: Mapping[str, CellResult], path: Path, locate: Locator | None = None, root: Path | None = None
+    m: Manifest,
+    rows: Mapping[str, CellResult],
+    path: Path,
+    locate: Locator | None = None,
+    root: Path | None = None,
+    baseline: Match | None = None,
 ) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(msgspec.json.format(msgspec.json.encode(document(m, rows, locate, root))))
+    path.write_bytes(msgspec.json.format(msgspec.json.encode(document(m, rows, locate, root, baseline))))
     return path
 
 

@@ -402,7 +402,7 @@ class MiniWobGym:
         steps = len(episode.rewards)
         if episode.terminated:
             reason = episode.info.get("reason")
-            when = f"terminated at step {episode.ended_at} of {steps}, raw reward {float(raw):g}" + (
+            when = f"terminated at step {episode.ended_at} of {steps}, raw reward {raw}" + (
                 f", {reason}" if isinstance(reason, str) and reason else ""
             )
         else:

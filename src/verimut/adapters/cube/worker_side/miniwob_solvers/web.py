@@ -321,8 +321,10 @@ def _buy_ticket(i: Instruction) -> list[Action]:
     tickets = i.read(_TICKETS_JS, None)
 
     def minutes(t: dict) -> int:
-        h, m = re.fullmatch(r"(\d+)h (\d+)m", t["duration"]).groups()
-        return int(h) * 60 + int(m)
+        shown = re.fullmatch(r"(\d+)h (\d+)m", t["duration"])
+        if shown is None:
+            raise ValueError(f"a ticket's duration is not shown as hours and minutes: {t['duration']!r}")
+        return int(shown.group(1)) * 60 + int(shown.group(2))
 
     def price(t: dict) -> int:
         return int(t["price"].rpartition("$")[2])
