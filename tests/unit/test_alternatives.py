@@ -17,7 +17,7 @@ from verimut.core.run import Action, Run
 from verimut.findings import coverage
 from verimut.grammar import faults
 from verimut.grammar.faults import REWORDED, Borrowed, FaultContext, Refusal, composed
-from verimut.grammar.pinned import ValueIndex, pins
+from verimut.grammar.pinned import ValueIndex, is_target, pins
 from verimut.outputs import reproduce
 
 MARKER = "turn"
@@ -139,6 +139,7 @@ def test_alt_text_appends_to_one_unpinned_prose_argument(rc):
         assert is_write(old) and old.name == new.name and old.args.keys() == new.args.keys()
         [arg] = [k for k in old.args if old.args[k] != new.args[k]]
         assert (i, arg) in unpinned and isinstance(old.args[arg], str) and " " in old.args[arg].strip()
+        assert not is_target(arg, ctx.targets)  # "to" names whom the write acts on: never reworded
         assert new.args[arg] == old.args[arg] + REWORDED
         assert e.detail[faults.RESTORE] == {new.args[arg]: old.args[arg]}  # what the oracle puts back
 
@@ -193,3 +194,18 @@ def test_composed_prose_is_words_apart_one_of_them_new():
     assert not composed("2024-05-19 12:00", [])  # no word at all
     assert not composed("Hotel: Luxury Palace", ["use the title 'Hotel: {hotel_name}'", "Luxury Palace, 5.0"])
     assert not composed("Grandma's house", ["the reunion is at grandma's house"])  # case aside
+
+
+def test_alt_text_never_rewords_a_target():
+    """A selector or a recipient is whom the write acts on: reworded, it is another target, not the same text."""
+    run = Run((Action("click", {"css": "div.field:nth-child(1) input", "note": "thanks a lot for that"}),), "")
+    ctx = FaultContext(
+        writes=(True,),
+        outputs=("",),
+        instruction="",
+        values=ValueIndex({}, {}),
+        non_idempotent=(True,),
+        targets=frozenset({"css"}),
+    )
+    reworded = [e.detail["arg"] for e in edits("alt-text", run, ctx)]
+    assert reworded == ["note"]

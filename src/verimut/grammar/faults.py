@@ -32,7 +32,7 @@ from verimut.core.registry import Registry
 from verimut.core.run import Action, AnswerChannel, Run
 from verimut.grammar import answers
 from verimut.grammar.alternatives import RESTORE, SAME_READS, reads_kept
-from verimut.grammar.pinned import ValueIndex, pins, vary
+from verimut.grammar.pinned import ValueIndex, is_target, pins, vary
 from verimut.oracle.state import NEW
 
 
@@ -545,7 +545,7 @@ def alt_text(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
     """Free text the task does not pin (a message body, a subject it never names) reworded, one
     variant per argument: its text kept and " (reworded)" appended, so what it says is still there.
 
-    Only prose the agent composed counts as free text (`composed`): a single word is more often a
+    Only prose the agent composed counts as free text (`composed`), and never a target argument: a single word is more often a
     name or an identifier the run found, and a string made only of words the instruction or the
     run's reads hold is more often filled from a template the instruction gives ("use the title
     'Hotel: {hotel_name}'"), which the task does pin.
@@ -555,7 +555,9 @@ def alt_text(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
         return _NO_WRITE
     edits: list[Edit] = []
     for pin in found:
-        if pin.source is not None or not isinstance(pin.value, str):
+        # A target names whom or what the write acts on (a recipient, an element's selector): another wording of
+        # it is another target, never the same text said otherwise.
+        if pin.source is not None or not isinstance(pin.value, str) or is_target(pin.arg, ctx.targets):
             continue
         reads = [ctx.outputs[j] for j in range(pin.action) if not ctx.writes[j]]
         if not composed(pin.value, [ctx.instruction, *reads]):

@@ -93,15 +93,17 @@ def parse(task: str) -> tuple[str, str, int]:
 
 class Episode:
     """One task instance on the worker's page. A later reset reuses the page, so an older episode is superseded,
-    and using it is an error rather than a read of another instance. Under per-step validation the reward is read
-    after every action, as the cube's `Task.step` does (`validate_per_step`), and the episode ends at the first
-    step the task is done: later actions are not executed, as a trainer stepping the cube would not."""
+    and using it is an error rather than a read of another instance. Under either protocol the episode ends at the
+    first step the task is done (the cube's own `finished()`): later actions are not executed, as neither of the
+    cube's views (`Task.step`, `AgentView`) executes them; MiniWoB++ grades at that step and the page is over.
+    Under per-step validation the reward is also read after every action, as `Task.step` does
+    (`validate_per_step`)."""
 
     def __init__(self, task: str, page: _Seeded, generation: int, goal: str) -> None:
         self.task, self.page, self.generation, self.goal = task, page, generation, goal
         self.protocol, self.miniwob_task, self.seed = parse(task)
         self.steps = 0
-        self.ended_at: int | None = None  # per-step: the step at which the task said done
+        self.ended_at: int | None = None  # the step at which the task said done
         self.reward: float | None = None  # per-step: the reward of the last step evaluated
 
 
@@ -110,8 +112,8 @@ class MiniWobCube:
     telemetry = ("wob",)  # the task's own reward variables: what the verifier reads, not the end state
     concurrency = 1  # one browser per worker process
     # What a write acts on: the box "Select DKkQH" names is the target of the check, not a word of the sentence
-    # (without this, the pin rule read an unquoted label as a weak pin).
-    target_args = ("label", "option", "button", "text")
+    # (without this, the pin rule read an unquoted label as a weak pin); a selector or id is a target, never prose.
+    target_args = ("label", "option", "button", "text", "css", "field")
 
     def __init__(self) -> None:
         self.version = f"miniwob-cube {importlib.metadata.version('miniwob-cube')}"
@@ -204,13 +206,13 @@ class MiniWobCube:
     def execute(self, episode: Episode, action: dict[str, Any]) -> dict[str, Any]:
         page = self._live(episode)
         if episode.ended_at is not None:
-            return {"output": f"not executed: the task was done at step {episode.ended_at} (per-step)", "error": None}
+            return {"output": f"not executed: the task's episode ended at step {episode.ended_at}", "error": None}
         episode.steps += 1
         done = self._act(page, action)
         if episode.protocol == PER_STEP:
-            episode.reward, info = page.evaluate()
-            if info.get("done"):
-                episode.ended_at = episode.steps
+            episode.reward, _ = page.evaluate()
+        if page.finished():
+            episode.ended_at = episode.steps
         return done
 
     def _act(self, page: _Seeded, action: dict[str, Any]) -> dict[str, Any]:

@@ -177,7 +177,14 @@ class MiniWobGym:
     name = "miniwob-gym"
     telemetry = ("wob",)  # the task's own reward variables: what the verifier reads, not the end state
     concurrency = 1  # one browser per worker process
-    target_args = ("label", "option", "button", "text")  # what a write acts on, as the cube's (its docstring says why)
+    target_args = (
+        "label",
+        "option",
+        "button",
+        "text",
+        "css",
+        "field",
+    )  # what a write acts on, as the cube's (its docstring says why)
 
     def __init__(self) -> None:
         self.version = f"miniwob {importlib.metadata.version('miniwob')}"
