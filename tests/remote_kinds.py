@@ -21,6 +21,7 @@ class Bench:
     markers = frozenset({"turn"})
     swap_suites = ("t",)
     grades_in_place = True
+    replays_vary = True
     contracts: ClassVar[dict[str, str]] = {"injection": "goal"}
     assigned_keys = ("items",)
     trace_args: ClassVar[dict[str, tuple[str, ...]]] = {"send": ("to",)}

@@ -41,6 +41,7 @@ def test_a_remote_adapter_has_each_capability_and_attribute_its_worker_announces
     assert bench.form("t/add") == FormFacts("list", ["item"], [FormField("item", "Item", "string", "", "milk")])
     assert bench.reads_trace is not None and bench.reads_trace("t/inject") and not bench.reads_trace("t/add")
     assert (bench.concurrency, bench.markers, bench.swap_suites, bench.grades_in_place) == (2, {"turn"}, ("t",), True)
+    assert bench.replays_vary is True
     assert (bench.assigned_keys, bench.trace_args, bench.target_args) == (("items",), {"send": ("to",)}, {"owner"})
     assert bench.explain is not None and "reads only whether" in str(bench.explain("t/add", ["items"]))
     assert bench.verifier_source is not None and bench.verifier_source("t/add") == (
@@ -68,6 +69,7 @@ def test_a_remote_adapter_whose_worker_has_no_optional_member_offers_none(served
     assert [name for name in CAPABILITIES if getattr(bench, name) is not None] == []
     assert (bench.grammar, bench.concurrency, bench.markers, bench.contracts) == ("api", None, frozenset(), {})
     assert (bench.grades_in_place, bench.assigned_keys, bench.trace_args, bench.target_args) == (False, (), {}, set())
+    assert bench.replays_vary is False
 
 
 def test_an_audit_of_a_remote_benchmark_keeps_its_task_kinds_and_its_grammar(tmp_path):

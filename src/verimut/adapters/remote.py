@@ -74,6 +74,7 @@ class Remote:
     markers: frozenset[str] = frozenset()
     swap_suites: tuple[str, ...] = ()
     grades_in_place: bool = False
+    replays_vary: bool = False
     contracts: Mapping[str, str] = {}
     assigned_keys: tuple[str, ...] = ()
     trace_args: Mapping[str, tuple[str, ...]] = {}
@@ -128,6 +129,8 @@ class Remote:
             self.swap_suites = tuple(given["swap_suites"])
         if given.get("grades_in_place") is not None:
             self.grades_in_place = given["grades_in_place"] is True
+        if given.get("replays_vary") is not None:
+            self.replays_vary = given["replays_vary"] is True
         if given.get("contracts") is not None:
             self.contracts = dict(given["contracts"])
         if given.get("assigned_keys") is not None:

@@ -55,6 +55,7 @@ ATTRIBUTES = (
     "markers",
     "swap_suites",
     "grades_in_place",
+    "replays_vary",
     "contracts",
     "assigned_keys",
     "trace_args",

@@ -189,6 +189,9 @@ class Closes(Protocol):
 #                               itself, where the state cannot be forked (a browser session on a live instance).
 #                               verimut snapshots the episode after each such verdict and errs the cell if it
 #                               changed; kept episodes are released through `close` when dropped
+#   replays_vary: bool          two replays of one run can end differently (a browser's timing: a click that slips):
+#                               the reference end every cell of a task is compared with is one whose verifier
+#                               passes, replayed again (at most REPLAY_TRIES times) until it does (core/replay.py)
 #   contracts: Mapping[str, str] task kind -> EFFECT or GOAL (a kind not named is EFFECT)
 #   assigned_keys: Sequence[str] collection globs whose new records get keys the benchmark assigns in creation
 #                               order (a new email's id): the oracle matches new records there by content
@@ -224,6 +227,7 @@ class Adapter:
     markers: frozenset[str] = frozenset()
     swap_suites: tuple[str, ...] = ()
     grades_in_place: bool = False
+    replays_vary: bool = False
     contracts: Mapping[str, str] = field(default_factory=dict)
     assigned_keys: tuple[str, ...] = ()
     trace_args: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
@@ -337,6 +341,7 @@ def resolve(bench: Benchmark | Adapter) -> Adapter:
     markers = frozenset(getattr(bench, "markers", None) or ())
     swap_suites = tuple(getattr(bench, "swap_suites", None) or ())
     grades_in_place = getattr(bench, "grades_in_place", False) is True
+    replays_vary = getattr(bench, "replays_vary", False) is True
     trace_args = getattr(bench, "trace_args", None) or {}
     return Adapter(
         bench,
@@ -345,6 +350,7 @@ def resolve(bench: Benchmark | Adapter) -> Adapter:
         markers=markers,
         swap_suites=swap_suites,
         grades_in_place=grades_in_place,
+        replays_vary=replays_vary,
         contracts=_contracts(bench),
         assigned_keys=tuple(getattr(bench, "assigned_keys", None) or ()),
         trace_args={str(tool): tuple(args) for tool, args in trace_args.items()},

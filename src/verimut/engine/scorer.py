@@ -13,7 +13,7 @@ from verimut.core.benchmark import Adapter, Verdict
 from verimut.core.errors import AuditError, BenchmarkCrash
 from verimut.core.guard import VerdictError
 from verimut.core.records import Cell, CellResult, Difference, Evidence, Manifest, Outcome, TaskFacts, bounded
-from verimut.core.replay import Replay, Replayer
+from verimut.core.replay import REPLAY_TRIES, Replay, Replayer, passes
 from verimut.core.run import Action, Run, Step
 from verimut.engine.classify import classify, classify_swap
 from verimut.grammar import alternatives, answers, oos
@@ -239,6 +239,7 @@ class Scorer:
         self.replayer = Replayer(bench, {t: f.reference for t, f in manifest.tasks.items()})
         self.judge = Judge(bench, manifest, self.replayer)
         self._reference_end: dict[str, Any] = {}
+        self._reference_passed: dict[str, bool] = {}  # False: no replay of it passed (Replayer.reference_passed)
         # The adapter's one-line explanations, by (task, collections): AgentDojo's reads the verifier's
         # source, which costs more than scoring a cheap cell, and many cells of a task miss the same.
         self._explained: dict[tuple[str, tuple[str, ...]], str | None] = {}
@@ -247,6 +248,7 @@ class Scorer:
     def reference_end(self, task: str) -> Any:
         if task not in self._reference_end:
             self._reference_end[task] = self.replayer.reference_end(task)
+            self._reference_passed[task] = self.replayer.reference_passed(task)
         return self._reference_end[task]
 
     def _row(
@@ -307,12 +309,27 @@ class Scorer:
         if cell.run_task != cell.task:
             return self._score_swap(cell, cell.run)
         reference_end = self.reference_end(cell.task)
+        if not cell.is_control and not self._reference_passed[cell.task]:
+            slipped = (
+                f"unscorable: no replay of the task's reference passed its verifier in {REPLAY_TRIES} tries (this "
+                "benchmark's replays vary), so there is no correct end to compare with"
+            )
+            return self._row(cell, Outcome.REFUSED, None, _noted(cell), reason=slipped, unscorable=True)
         alternative = spec_of(cell.family).is_alternative
         # All of the reference is at hand before the cell's replay: replaying it again afterwards (after a
         # benchmark crash dropped it) would reset, and AppWorld keeps one live world per process, so a reset
         # between the cell's replay and its verifier would close the world the verifier reads.
         reference_steps = self.replayer.reference_steps(cell.task) if alternative else []
         done = self.replayer.replay(cell.task, cell.run)
+        tries = 1
+        if cell.is_control and self.bench.replays_vary:
+            # One replay that slipped (a browser's click) says nothing of the verifier: the control is replayed
+            # until it passes, at most REPLAY_TRIES times, and how many it took is its reason.
+            while tries < REPLAY_TRIES and (
+                done.failed_at is not None or not passes(self.bench, done.episode, cell.run)
+            ):
+                done = self.replayer.replay(cell.task, cell.run)
+                tries += 1
         error: str | None = None  # an action of the run raised (kept beside a control's verdict)
         if done.failed_at is not None:
             action = cell.run.actions[done.failed_at]
@@ -406,10 +423,14 @@ class Scorer:
             outcome is Outcome.FALSE_ACCEPT and vs_reference and compared.answer is None
         ):  # (a trace-only one keeps the trace's reason, above)
             reason = self._why_missed(cell.task, [d.collection for d in vs_reference])
+        elif outcome is Outcome.CONTROL_PASS and tries > 1:
+            reason = f"passed on replay {tries} of at most {REPLAY_TRIES}: this benchmark's replays vary"
         elif outcome is Outcome.CONTROL_FAIL:
             reason = f"the verifier ({verdict.detail}) fails the unedited reference run"
             if not run.actions:  # e.g. AgentDojo v1.2's workspace injection tasks 6-13: ground_truth() returns []
                 reason += ", which has no action (the benchmark ships an empty reference run)"
+            if tries > 1:
+                reason += f", on each of {tries} replays"
         return self._row(cell, outcome, verdict.passed, evidence, reason=reason)
 
     def _score_swap(self, cell: Cell, run: Run) -> CellResult:

@@ -20,7 +20,8 @@ if not (ROOT / ".venv-cube" / "bin" / "python").exists():
     pytest.skip("CUBE's environment .venv-cube is missing: scripts/install-cube.sh", allow_module_level=True)
 
 from verimut import adapters
-from verimut.core.replay import replay
+from verimut.core.replay import REPLAY_TRIES, replay
+from verimut.core.run import Action, Run
 
 TASKS = ("click-checkboxes/3", "enter-text/1", "choose-list/2")
 
@@ -46,12 +47,21 @@ def bench():
 
 
 def test_every_control_passes_on_every_seed(bench):
-    """verimut's reference runs (MiniWoB++ ships none) earn the cube's full reward on each seed they are used on."""
+    """verimut's reference runs (MiniWoB++ ships none) earn the cube's full reward on each seed they are used on,
+    as the audit's control does: within REPLAY_TRIES replays (a browser's click can slip: `replays_vary`)."""
+    assert bench.replays_vary
+    tries: dict[str, int] = {}
     for task in bench.tasks():
         reference = bench.reference(task, bench.reset(task))
-        verdict = bench.verify(replay(bench, task, reference).episode, reference)
-        assert verdict.passed, (task, verdict.detail)
+        for n in range(1, REPLAY_TRIES + 1):
+            done = replay(bench, task, reference)
+            verdict = bench.verify(done.episode, reference)
+            if verdict.passed:
+                break
+        assert verdict.passed, (task, verdict.detail, [s.error for s in done.steps])
+        tries[task] = n
     assert {t.rpartition("/")[2] for t in bench.tasks()} == {"1", "2", "3"}
+    print("controls that needed more than one replay:", {t: n for t, n in tries.items() if n > 1})
 
 
 def test_the_seed_picks_the_instance(bench):
@@ -84,6 +94,7 @@ def test_the_end_state_is_read_from_the_page_not_the_reward(audit):
     goal = json.loads((audit / "manifest.json").read_text())["tasks"]["enter-text/1"]["reference"]["actions"][0]
     assert effect == {
         "episode": [{"key": "submitted", "fields": {"value": [False, True]}}],
+        "episode.ended_by": [],  # added (the Submit button), not changed
         "fields.tt": [{"key": "value", "fields": {"value": ["", goal["args"]["text"]]}}],
     }
 
@@ -116,3 +127,22 @@ def test_a_protocol_that_does_not_exist_is_one_line():
     assert result.returncode == 2
     assert "protocols='weekly' is not one of once, per-step, both" in result.stderr
     assert not Path("/tmp/verimut-never-written").exists()
+
+
+def test_what_ended_the_episode_is_in_the_end_state(bench):
+    """A link clicked leaves no other trace on click-tab-2's page: without `episode.ended_by` a run that clicked
+    another link ended "where the reference did", and its rejection was reported as a false reject."""
+    task = "click-tab-2/1"
+    reference = bench.reference(task, bench.reset(task))
+    last = reference.actions[-1]
+    assert last.name == "click" and last.args["text"] == "euismod.", last
+    right = replay(bench, task, reference).end
+    other = Run((*reference.actions[:-1], Action("click", {**last.args, "text": "Ac"})))
+    done = replay(bench, task, other)
+    assert done.failed_at is None, done.steps
+    assert not bench.verify(done.episode, other).passed
+    assert right["episode"]["ended_by"]["text"] == "euismod."
+    assert done.end["episode"]["ended_by"]["text"] == "Ac"
+    assert {k: v for k, v in done.end.items() if k not in ("episode", "wob")} == {
+        k: v for k, v in right.items() if k not in ("episode", "wob")
+    }

@@ -40,7 +40,7 @@ from cube_browser_tool import PlaywrightConfig
 from miniwob.fields import get_field_extractor
 from miniwob_cube import MiniWobBenchmarkConfig, MiniWobTask
 from miniwob_cube.task import _build_setup_js, _parse_setup_result
-from miniwob_page import PRELOAD_JS, STATE_JS, TARGET, TARGET_JS, UNMARK_JS, is_claim, problem
+from miniwob_page import PRELOAD_JS, STATE_JS, TARGET, TARGET_JS, UNMARK_JS, WATCH_JS, is_claim, problem
 from miniwob_solvers import SOLVERS, STATES, Instruction
 
 CHROMIUM = "/usr/bin/chromium"
@@ -71,6 +71,7 @@ class _Seeded(MiniWobTask):
         js = js.replace("Math.seedrandom(42);", f"Math.seedrandom({int(self.seed)});")
         goal, info = _parse_setup_result(self.tool.evaluate_js(js))
         self.tool.evaluate_js(PRELOAD_JS)
+        self.tool.evaluate_js(WATCH_JS)
         return Observation.from_text(goal), {**info, "task_id": self.id, "goal": goal, "seed": self.seed}
 
 
@@ -111,6 +112,7 @@ class MiniWobCube:
     name = "miniwob"
     telemetry = ("wob",)  # the task's own reward variables: what the verifier reads, not the end state
     concurrency = 1  # one browser per worker process
+    replays_vary = True  # a browser's timing: a click can slip, so a reference end is checked before use
     # What a write acts on: the box "Select DKkQH" names is the target of the check, not a word of the sentence
     # (without this, the pin rule read an unquoted label as a weak pin); a selector or id is a target, never prose.
     target_args = ("label", "option", "button", "text", "css", "field")

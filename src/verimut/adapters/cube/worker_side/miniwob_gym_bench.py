@@ -72,7 +72,7 @@ import miniwob  # noqa: F401  (registers the miniwob/<task>-v1 environments)
 from miniwob.action import ActionSpaceConfig, ActionTypes
 from miniwob.constants import ALL_POSSIBLE_KEYS
 from miniwob.reward import get_original_reward
-from miniwob_page import STATE_JS, TARGET, TARGET_JS, UNMARK_JS, is_claim, problem
+from miniwob_page import STATE_JS, TARGET, TARGET_JS, UNMARK_JS, WATCH_JS, is_claim, problem
 from miniwob_solvers import SOLVERS, STATES, Instruction
 from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.common.by import By
@@ -177,6 +177,7 @@ class MiniWobGym:
     name = "miniwob-gym"
     telemetry = ("wob",)  # the task's own reward variables: what the verifier reads, not the end state
     concurrency = 1  # one browser per worker process
+    replays_vary = True  # a browser's timing: a click can slip, so a reference end is checked before use
     target_args = (
         "label",
         "option",
@@ -275,6 +276,7 @@ class MiniWobGym:
         miniwob_task, seed = parse(task)
         env = self._open(miniwob_task)
         obs, _ = env.reset(seed=seed, options={"record_screenshots": RECORD_SCREENSHOTS})
+        self._driver(env).execute_script(f"({WATCH_JS})();")
         self._generation += 1
         episode = Episode(task, env, self._generation, obs)
         self._goals[task] = episode.goal

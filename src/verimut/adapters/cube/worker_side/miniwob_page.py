@@ -80,13 +80,46 @@ PRELOAD_JS = r"""async () => {
   return urls.size;
 }"""
 
+# What ended the episode, kept for the end state: many tasks end at a click that changes nothing the page keeps
+# (a link in a tab, a search result, a tree node), so a run that clicked another link would otherwise end where
+# the reference does. A listener at the window records each click's and key's element before the task's own
+# handlers run (capture) and, after them (bubble), the one during which the episode ended; a task that ends its
+# episode later (a timer) has the last one before the end. Installed at each reset (the gymnasium environment
+# reuses its page), before any action. Nothing of the page is changed.
+WATCH_JS = r"""() => {
+  const norm = (s) => (s || '').replace(/\s+/g, ' ').trim();
+  const describe = (e) => {
+    if (!(e instanceof Element)) return null;
+    const d = {tag: e.tagName.toLowerCase(), text: norm(e.textContent).slice(0, 80)};
+    if (e.id) d.id = e.id;
+    const cls = norm(Array.from(e.classList).filter((c) => !c.startsWith('ui-state-')).join(' '));
+    if (cls) d.class = cls;
+    return d;
+  };
+  window.__verimut = {ended_by: null, last: null, was_done: false};
+  if (window.__verimut_watching) return;
+  window.__verimut_watching = true;
+  const before = (ev) => {
+    window.__verimut.was_done = Boolean(WOB_DONE_GLOBAL);
+    window.__verimut.last = {event: ev.type, ...(describe(ev.target) || {})};
+  };
+  const after = () => {
+    const w = window.__verimut;
+    if (!w.was_done && WOB_DONE_GLOBAL && w.ended_by === null) w.ended_by = w.last;
+  };
+  for (const type of ['click', 'keydown']) {
+    window.addEventListener(type, before, true);
+    window.addEventListener(type, after, false);
+  }
+}"""
+
 UNMARK_JS = (
     "() => document.querySelectorAll('[data-verimut-target]').forEach((e) => e.removeAttribute('data-verimut-target'))"
 )
 
 # verimut's own reader of the page (not the task's reward code): every input, textarea and select of the task's
-# area, keyed by id (else name and position), and whether the episode ended; the task's reward variables are
-# telemetry (`wob`). A task's own structures (an inbox, a feed) are added by its solver module's STATE readers.
+# area, keyed by id (else name and position), whether the episode ended and at which element (WATCH_JS); the
+# task's reward variables are telemetry (`wob`). A task's own structures (an inbox, a feed) are added by its solver module's STATE readers.
 STATE_JS = r"""() => {
   const labelOf = (el) => {
     const l = el.closest('label') || (el.id && document.querySelector(`label[for="${el.id}"]`));
@@ -103,7 +136,9 @@ STATE_JS = r"""() => {
     else f.value = el.value;
     fields[el.id || `${el.name || el.tagName.toLowerCase()}#${i}`] = f;
   });
-  return {fields: fields, episode: {submitted: Boolean(WOB_DONE_GLOBAL)},
+  const w = window.__verimut || {};
+  const ended_by = WOB_DONE_GLOBAL ? (w.ended_by || w.last || null) : null;
+  return {fields: fields, episode: {submitted: Boolean(WOB_DONE_GLOBAL), ended_by: ended_by},
           wob: {reward: WOB_REWARD_GLOBAL, raw_reward: WOB_RAW_REWARD_GLOBAL, reason: WOB_REWARD_REASON}};
 }"""
 

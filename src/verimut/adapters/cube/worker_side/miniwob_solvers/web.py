@@ -7,12 +7,16 @@ by paging to it), stock-market (buying when the price dips is a matter of timing
 the pointer passes over its item, and a click on that item selects it and ends the episode; walking the menu with
 the keyboard instead races the menu's own timer, which focuses a submenu's first item a moment after it opens).
 
-Many of these tasks end at a click that leaves nothing in the page's inputs (a link followed, a post's button).
-Their readers (`STATES`) show what the page does show: the flags a page sets (a post's active icons or open menu,
-an expanded section, the tab shown) and which element has the keyboard focus (a link or button clicked keeps it).
-Not the element under the mouse: Playwright keeps the mouse where an earlier episode left it, so that is no part
-of a run's end state (and an author would not call a pointer's resting place a side effect). A click whose only
-trace was the pointer leaves no difference to see, so its faults are not confirmed: a lower bound, never a claim.
+Many of these tasks end at a click that leaves nothing in the page's inputs (a link followed, a post's button):
+the element whose click ended the episode is in every task's end state (`episode.ended_by`, miniwob_page.WATCH_JS).
+Their readers (`STATES`) show what else the page keeps: the flags a page sets as an effect (a post's active icons)
+and which element has the keyboard focus (a link or button clicked keeps it). Not how the page is being looked at:
+the tab shown, a section expanded, a folder open, a post's menu open are the way to a target, not an effect a task
+asks for (a run that opens a section twice, closing it, and clicks the right link has done the task), so they are
+not read. Not the element under the mouse: Playwright keeps the mouse where an earlier episode left it, so that
+is no part of a run's end state (and an author would not call a pointer's resting place a side effect). A click
+whose only trace was the pointer leaves no difference to see, so its faults are not confirmed: a lower bound,
+never a claim.
 """
 
 from __future__ import annotations
@@ -91,9 +95,8 @@ def _social_media_some(i: Instruction) -> list[Action]:
     return [*(click(f"{post} .{icon}") for post in posts), submit("Submit")]
 
 
-# Each post (id: its user and text, as shown) and the flags the page shows for it. social-media: the post's "more"
-# menu open (a click on a menu item ends the episode and the page keeps no other trace of it).
-# social-media-all and -some: the icons the page shows active (a click toggles them).
+# Each post (id: its user and text, as shown). social-media-all and -some: the icons the page shows active (a
+# click toggles them). social-media's click on a menu item ends the episode, and is its `episode.ended_by`.
 _POSTS_JS = r"""
   const posts = Array.from(document.querySelectorAll('#area .media')).map((m, n) => {
     const post = {id: `${text(m, '.username')}: ${text(m, '.body')}`, position: n + 1,
@@ -102,7 +105,6 @@ _POSTS_JS = r"""
       ['reply', 'retweet', 'like', 'share'].forEach((c) => { post[c] = m.querySelector('.' + c).classList.contains('active'); });
     } else {
       post.time = text(m, '.time');
-      post.menu_open = !m.querySelector('.controls ul').classList.contains('hide');
     }
     return post;
   });
@@ -180,17 +182,15 @@ def _click_tab(i: Instruction) -> list[Action]:
     return [*actions, click(link, target)]
 
 
-# The tabs (id: their text) with the one shown, and the links of every tab (id: tab and place); a link clicked
-# leaves no other trace on the page.
+# The links of every tab (id: tab and place); the link clicked is the episode's `ended_by` (it leaves no other
+# trace on the page), and which tab is shown is the way to it, not an effect.
 _TABS = _reader(r"""
-  const tabs = Array.from(document.querySelectorAll('#area .ui-tabs-nav li')).map((li) => ({
-    id: norm(li.textContent), shown: li.classList.contains('ui-tabs-active')}));
   const links = [];
   document.querySelectorAll("#area > div[id^='tabs-']").forEach((panel, p) => {
     panel.querySelectorAll('.alink').forEach((l, k) => links.push({
       id: `Tab #${p + 1} link ${k + 1}: ${norm(l.textContent)}`, tab: `Tab #${p + 1}`, text: norm(l.textContent)}));
   });
-  return {tabs: tabs, links: links};
+  return {links: links};
 """)
 
 
@@ -203,17 +203,16 @@ def _click_collapsible(i: Instruction) -> list[Action]:
     return [click("#area > h3", f"Section #{where['number']}"), click(link, target)]
 
 
-# The sections (id: their header) with the ones expanded, and their links (id: section and place).
+# The sections' links (id: section and place); which sections are expanded is the way to the link, not an effect.
 _SECTIONS = _reader(r"""
-  const sections = [], links = [];
+  const links = [];
   document.querySelectorAll('#area > h3').forEach((h, s) => {
     const panel = h.nextElementSibling;
-    sections.push({id: norm(h.textContent), expanded: h.getAttribute('aria-expanded') === 'true' && shown(panel)});
     panel.querySelectorAll('.alink').forEach((l, k) => links.push({
       id: `Section #${s + 1} link ${k + 1}: ${norm(l.textContent)}`, section: norm(h.textContent),
       text: norm(l.textContent)}));
   });
-  return {sections: sections, links: links};
+  return {links: links};
 """)
 
 
@@ -245,16 +244,15 @@ def _navigate_tree(i: Instruction) -> list[Action]:
     return actions
 
 
-# Every item of the tree (id: its place from the top and its name), folder or file, shown or not, a folder open or
-# not.
+# Every item of the tree (id: its place from the top and its name), folder or file; which folders are open is the
+# way to the file, not an effect (the file clicked is the episode's `ended_by`).
 _TREE = _reader(r"""
   const items = [];
   const walk = (ul, prefix) => Array.from(ul.children).filter((c) => c.tagName === 'LI').forEach((li, k) => {
     const span = li.querySelector(':scope > span'), sub = li.querySelector(':scope > ul');
     const place = prefix + String(k + 1);
     const item = {id: `${place}: ${norm(span.textContent)}`, name: norm(span.textContent),
-                  kind: span.classList.contains('folder') ? 'folder' : 'file', shown: shown(span)};
-    if (sub) item.open = shown(sub);
+                  kind: span.classList.contains('folder') ? 'folder' : 'file'};
     items.push(item);
     if (sub) walk(sub, place + '/');
   });
