@@ -119,7 +119,8 @@ UNMARK_JS = (
 
 # verimut's own reader of the page (not the task's reward code): every input, textarea and select of the task's
 # area, keyed by id (else name and position), whether the episode ended and at which element (WATCH_JS); the
-# task's reward variables are telemetry (`wob`). A task's own structures (an inbox, a feed) are added by its solver module's STATE readers.
+# task's reward variables are telemetry (`wob`). A task's own structures (an inbox, a feed) are added by its
+# solver module's STATE readers.
 STATE_JS = r"""() => {
   const labelOf = (el) => {
     const l = el.closest('label') || (el.id && document.querySelector(`label[for="${el.id}"]`));
