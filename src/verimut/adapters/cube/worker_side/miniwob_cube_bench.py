@@ -118,7 +118,8 @@ class MiniWobCube:
     target_args = ("label", "option", "button", "text", "css", "field")
 
     def __init__(self) -> None:
-        self.version = f"miniwob-cube {importlib.metadata.version('miniwob-cube')}"
+        # No space in it: it names the default output directory.
+        self.version = f"miniwob-cube-{importlib.metadata.version('miniwob-cube')}"
         session = PlaywrightSessionConfig(headless=True, pw_extra_kwargs={"executable_path": CHROMIUM})
         self._tool = PlaywrightConfig(browser=session, use_html=False, use_axtree=False, use_screenshot=False)
         self._config = MiniWobBenchmarkConfig(tool_config=self._tool, port=_free_port()).subset_from_list(

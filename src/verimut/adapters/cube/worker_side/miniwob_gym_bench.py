@@ -188,7 +188,8 @@ class MiniWobGym:
     )  # what a write acts on, as the cube's (its docstring says why)
 
     def __init__(self) -> None:
-        self.version = f"miniwob {importlib.metadata.version('miniwob')}"
+        # No space in it: it names the default output directory.
+        self.version = f"miniwob-{importlib.metadata.version('miniwob')}"
         self._env: Any = None
         self._reaper_pipe = -1
         self._env_task: str | None = None
