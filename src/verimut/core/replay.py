@@ -10,7 +10,7 @@ suite's reads on forks (engine/scorer.py), and the declarations check patches fo
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import msgspec
@@ -53,14 +53,18 @@ def passes(bench: Adapter, episode: Any, run: Run) -> bool:
             bench.close(copy)
 
 
-def passing_replay(bench: Adapter, task: str, run: Run) -> Replay:
-    """`replay`, again while its verifier fails, at most REPLAY_TRIES times, where the adapter's replays vary
-    (`replays_vary`); else the one replay."""
-    for _ in range(REPLAY_TRIES - 1 if bench.replays_vary else 0):
-        done = replay(bench, task, run)
-        if done.failed_at is None and passes(bench, done.episode, run):
-            return done
-    return replay(bench, task, run)
+def passing_replay(bench: Adapter, run: Run, again: Callable[[], Replay]) -> tuple[Replay, int]:
+    """`again()`, called again while the replay it gives raised or its verifier fails, at most REPLAY_TRIES times,
+    where the adapter's replays vary (`replays_vary`); else once. The last replay, and how many were made (the
+    last one's verdict is the caller's to take)."""
+    done, tries = again(), 1
+    while (
+        bench.replays_vary
+        and tries < REPLAY_TRIES
+        and (done.failed_at is not None or not passes(bench, done.episode, run))
+    ):
+        done, tries = again(), tries + 1
+    return done, tries
 
 
 class _Checkpoint:
@@ -78,15 +82,13 @@ class _Checkpoint:
 
     def __init__(self, bench: Adapter, task: str, reference: Run, prefixes: bool = False) -> None:
         self.run = reference
-        self.tries = 0
         self.passed: bool | None = None
-        while True:
-            self.tries += 1
+        for tries in range(1, REPLAY_TRIES + 1):
             self._replay(bench, task, reference, prefixes)
             if not bench.replays_vary:
                 return
             self.passed = self.episode is not None and passes(bench, self.episode, self.run)
-            if self.passed or self.tries >= REPLAY_TRIES:
+            if self.passed or tries == REPLAY_TRIES:
                 return
             if bench.close is not None and self.episode is not None:
                 for episode in (self.episode, *self.at.values()):

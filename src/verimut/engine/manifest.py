@@ -24,7 +24,7 @@ from verimut import __version__
 from verimut.core import forms
 from verimut.core.benchmark import GOAL, Adapter, Benchmark, contract_of, kind_of
 from verimut.core.records import Cell, CensusEntry, Manifest, TaskFacts, cell_id, content_hash
-from verimut.core.replay import passing_replay
+from verimut.core.replay import passing_replay, replay
 from verimut.core.run import Action, Run
 from verimut.engine import arms, declared
 from verimut.engine.arms import FAULT, Arm
@@ -88,7 +88,8 @@ def _replayed(bench: Adapter, task: str) -> _Replayed:
     episode = bench.reset(task)
     run = bench.reference(task, episode)
     # Where replays vary, a replay that ended elsewhere (a click that slipped) would mask what it missed.
-    first, second = passing_replay(bench, task, run), passing_replay(bench, task, run)
+    first, _ = passing_replay(bench, run, lambda: replay(bench, task, run))
+    second, _ = passing_replay(bench, run, lambda: replay(bench, task, run))
     error = None if first.failed_at is None else f"#{first.failed_at}: {first.steps[-1].error}"
     a = oracle.apply_patterns(oracle.collections(first.end), bench.telemetry)
     b = oracle.apply_patterns(oracle.collections(second.end), bench.telemetry)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 import traceback
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any, NamedTuple, TypeVar, cast
 
 import msgspec
@@ -13,7 +14,7 @@ from verimut.core.benchmark import Adapter, Verdict
 from verimut.core.errors import AuditError, BenchmarkCrash
 from verimut.core.guard import VerdictError
 from verimut.core.records import Cell, CellResult, Difference, Evidence, Manifest, Outcome, TaskFacts, bounded
-from verimut.core.replay import REPLAY_TRIES, Replay, Replayer, passes
+from verimut.core.replay import REPLAY_TRIES, Replay, Replayer, passing_replay
 from verimut.core.run import Action, Run, Step
 from verimut.engine.classify import classify, classify_swap
 from verimut.grammar import alternatives, answers, oos
@@ -320,16 +321,10 @@ class Scorer:
         # benchmark crash dropped it) would reset, and AppWorld keeps one live world per process, so a reset
         # between the cell's replay and its verifier would close the world the verifier reads.
         reference_steps = self.replayer.reference_steps(cell.task) if alternative else []
-        done = self.replayer.replay(cell.task, cell.run)
-        tries = 1
-        if cell.is_control and self.bench.replays_vary:
-            # One replay that slipped (a browser's click) says nothing of the verifier: the control is replayed
-            # until it passes, at most REPLAY_TRIES times, and how many it took is its reason.
-            while tries < REPLAY_TRIES and (
-                done.failed_at is not None or not passes(self.bench, done.episode, cell.run)
-            ):
-                done = self.replayer.replay(cell.task, cell.run)
-                tries += 1
+        # One replay that slipped (a browser's click) says nothing of the verifier: where replays vary, a control
+        # is replayed until it passes, at most REPLAY_TRIES times, and how many it took is in its reason.
+        again = partial(self.replayer.replay, cell.task, cell.run)
+        done, tries = passing_replay(self.bench, cell.run, again) if cell.is_control else (again(), 1)
         error: str | None = None  # an action of the run raised (kept beside a control's verdict)
         if done.failed_at is not None:
             action = cell.run.actions[done.failed_at]
