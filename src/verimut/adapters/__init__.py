@@ -28,6 +28,7 @@ BENCHMARKS.register("bfcl", "verimut.adapters.bfcl:create")
 BENCHMARKS.register("miniwob", "verimut.adapters.cube:create_miniwob")
 BENCHMARKS.register("miniwob-gym", "verimut.adapters.cube:create_miniwob_gym")
 BENCHMARKS.register("tau2", "verimut.adapters.tau2:create")
+BENCHMARKS.register("webarena-verified", "verimut.adapters.webarena:create")
 BENCHMARKS.register("workarena", "verimut.adapters.workarena:create")
 
 _REQUIRED = ("name", "version", "telemetry", *(m for m in dir(Benchmark) if not m.startswith("_")))

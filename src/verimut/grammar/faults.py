@@ -244,7 +244,9 @@ def _duplicate(run: Run, at: int) -> Run:
 _NO_WRITE = Refusal("the reference run has no write")
 
 
-@family("claim-only", FamilySpec(grammars=("api", "form"), mechanism="accept a run missing a requested write"))
+@family(
+    "claim-only", FamilySpec(grammars=("api", "form", "evidence"), mechanism="accept a run missing a requested write")
+)
 def claim_only(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
     """Drop every write; keep the reads and the completion claim."""
     writes = ctx.write_positions()
@@ -253,7 +255,7 @@ def claim_only(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
     return [Edit("-", _without(run, writes), f"dropped all {len(writes)} write(s); reads and answer kept")]
 
 
-@family("omit", FamilySpec(mechanism="accept a run missing a requested write"))
+@family("omit", FamilySpec(grammars=("api", "evidence"), mechanism="accept a run missing a requested write"))
 def omit(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
     """Drop one write: the last (variant `-`), and every other write k (variant `at-k`)."""
     writes = ctx.write_positions()
@@ -351,7 +353,10 @@ def _every_position(
     return [*others, last]
 
 
-@family("extra", FamilySpec(tests_frame=True, side_effect=True, mechanism="accept a repeated write"))
+@family(
+    "extra",
+    FamilySpec(grammars=("api", "evidence"), tests_frame=True, side_effect=True, mechanism="accept a repeated write"),
+)
 def extra(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
     """Repeat a write right after it: the last (variant `-`), and every other write k (variant `at-k`)."""
     writes = ctx.write_positions()
@@ -369,7 +374,13 @@ def extra(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
 
 @family(
     "extra-ni",
-    FamilySpec(tests_frame=True, side_effect=True, needs_census=True, mechanism="accept a repeated write"),
+    FamilySpec(
+        grammars=("api", "evidence"),
+        tests_frame=True,
+        side_effect=True,
+        needs_census=True,
+        mechanism="accept a repeated write",
+    ),
 )
 def extra_ni(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
     """Repeat a write the idempotence census marks non-idempotent: the last such (`-`), and every other (`at-k`)."""
@@ -396,7 +407,13 @@ def extra_ni(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
 
 @family(
     "extra-oos",
-    FamilySpec(tests_frame=True, side_effect=True, needs_out_of_scope=True, mechanism="accept an out-of-scope write"),
+    FamilySpec(
+        grammars=("api", "evidence"),
+        tests_frame=True,
+        side_effect=True,
+        needs_out_of_scope=True,
+        mechanism="accept an out-of-scope write",
+    ),
 )
 def extra_oos(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
     """Append another task's write that changes something outside this task's effect.
@@ -472,7 +489,7 @@ def _insert(run: Run, at: int, action: Action) -> Run:
     return run.replace_actions(actions)
 
 
-@family("alt-reads", FamilySpec(role=ALTERNATIVE, needs_suite_reads=True))
+@family("alt-reads", FamilySpec(grammars=("api", "evidence"), role=ALTERNATIVE, needs_suite_reads=True))
 def alt_reads(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
     """Extra reads: the run's first read again right after it (`again-k`), and reads of other tasks
     of the suite inserted before the first write (one variant per tool). Reads change telemetry only."""
@@ -508,7 +525,7 @@ def alt_reads(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
     return edits or Refusal("no read to add: the run has none and no other task of the suite has one")
 
 
-@family("alt-order", FamilySpec(role=ALTERNATIVE))
+@family("alt-order", FamilySpec(grammars=("api", "evidence"), role=ALTERNATIVE))
 def alt_order(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
     """Two consecutive writes swapped (one variant per pair, `k-l`), reads and markers left in place.
 
@@ -751,7 +768,7 @@ def answer_hedge(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
     return _answer_edits(run, ctx, "hedge", answers.hedge)
 
 
-@family("null-run", FamilySpec(grammars=("api", "form"), null_run=True))
+@family("null-run", FamilySpec(grammars=("api", "form", "evidence"), null_run=True))
 def null_run(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
     """The empty run: no action, no answer. A verifier that passes it cannot tell doing the task from doing nothing."""
     return [Edit("-", Run(()), "the empty run: no action and no answer", {"null_run": True})]
@@ -936,3 +953,7 @@ def form_wrong_value(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
             )
         )
     return edits
+
+
+# The families of the other grammars register on import, so the registry is whole wherever it is read.
+from verimut.grammar import evidence  # noqa: F401
