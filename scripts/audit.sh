@@ -9,6 +9,7 @@ case "${1:-}" in
   bfcl) bash scripts/install-bfcl.sh ;;
   miniwob) bash scripts/install-cube.sh ;;
   tau2) bash scripts/install-tau2.sh ;;
+  webarena-verified) bash scripts/install-webarena-verified.sh ;;
   workarena) bash scripts/install-workarena.sh ;;
 esac
 exec .venv/bin/verimut audit "$@"

@@ -72,6 +72,20 @@ def test_wrong_post_varies_only_the_fields_the_task_pins():
     assert edit.run.actions[0].args["post_data"] == {"note": "lgtm-2"}
 
 
+def test_a_field_pinned_inside_a_json_body_is_varied_where_it_sits():
+    note = Action(
+        "POST",
+        {
+            "url": "__GITLAB__/p/notes",
+            "post_data": {"note": {"note": "lgtm", "type": "MR"}},
+            "pinned": [["note", "note"]],
+        },
+    )
+    [edit] = edits("wrong-first", Run((note,)))
+    assert edit.run.actions[0].args["post_data"] == {"note": {"note": "lgtm-2", "type": "MR"}}
+    assert edit.run.actions[1] == note
+
+
 def test_answer_status_moves_success_to_each_error_and_an_error_back_to_success():
     done = edits("answer-status", Run((START, respond())))
     assert {said(e)["status"] for e in done} <= set(evidence.STATUSES) - {"SUCCESS"}

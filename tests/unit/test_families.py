@@ -27,7 +27,7 @@ def test_each_built_in_family_declares_what_it_needs():
     # What the side tables of faults.py said (USES_CENSUS, USES_OUT_OF_SCOPE, USES_SUITE_READS, FRAME, KINDS,
     # GRAMMARS) and coverage.py's SIDE_EFFECT_FAMILIES, now each family's own declaration.
     assert names_where("needs_census") == {"extra-ni", "alt-idem"}
-    assert names_where("needs_out_of_scope") == {"extra-oos"}
+    assert names_where("needs_out_of_scope") == {"extra-oos", "oos-before"}
     assert names_where("needs_suite_reads") == {"alt-reads"}
     assert names_where("needs_answer_channel") == {
         "answer-drop",
@@ -37,22 +37,45 @@ def test_each_built_in_family_declares_what_it_needs():
         "alt-answer",
     }
     assert names_where("null_run") == {"null-run"}
-    assert names_where("tests_frame") == {"extra", "extra-ni", "extra-oos", "extra-field"}
-    assert names_where("side_effect") == {"extra", "extra-ni", "extra-oos"}
+    assert names_where("tests_frame") == {"extra", "extra-ni", "extra-oos", "extra-field", "wrong-first", "oos-before"}
+    assert names_where("side_effect") == {"extra", "extra-ni", "extra-oos", "wrong-first", "oos-before"}
     assert names_where("is_alternative") == {"alt-reads", "alt-order", "alt-text", "alt-idem", "alt-answer"}
     grammars = {name: op.spec.grammars for name, op in FAMILIES.items()}
-    assert {n for n, g in grammars.items() if g == ("api", "form")} == {"claim-only", "wrong-value", "null-run"}
+    assert {n for n, g in grammars.items() if g == ("api", "form")} == {"wrong-value"}
+    assert {n for n, g in grammars.items() if g == ("api", "form", "evidence")} == {"claim-only", "null-run"}
+    assert {n for n, g in grammars.items() if g == ("api", "evidence")} == {
+        "omit",
+        "extra",
+        "extra-ni",
+        "extra-oos",
+        "alt-reads",
+        "alt-order",
+    }
+    assert {n for n, g in grammars.items() if g == ("evidence",)} == {
+        "wrong-first",
+        "wrong-post",
+        "oos-before",
+        "answer-status",
+        "data-wrong",
+        "data-superstring",
+        "data-hedge",
+        "data-near-miss",
+        "data-extra-item",
+    }
     assert {n for n, g in grammars.items() if g == ("form",)} == {
         "omit-field",
         "omit-divergent",
         "no-submit",
         "extra-field",
     }
-    assert all(g in (("api",), ("api", "form"), ("form",)) for g in grammars.values())
+    assert all(
+        g in (("api",), ("api", "form"), ("form",), ("api", "form", "evidence"), ("api", "evidence"), ("evidence",))
+        for g in grammars.values()
+    )
 
 
 def test_frame_coverage_and_the_summary_read_the_specs():
-    assert coverage.side_effect_families() == ("extra", "extra-ni", "extra-oos")  # registry order
+    assert coverage.side_effect_families() == ("extra", "extra-ni", "extra-oos", "wrong-first", "oos-before")
     # The mechanism a summary groups false accepts by is the family's declared one (summary.mechanisms reads it).
     declared = {name: op.spec.mechanism for name, op in FAMILIES.items() if op.spec.mechanism}
     assert declared == {
@@ -67,6 +90,15 @@ def test_frame_coverage_and_the_summary_read_the_specs():
         "answer-wrong": "accept a wrong answer",
         "answer-superstring": "accept an answer whose value only contains the right one",
         "answer-hedge": "accept an answer that names two candidates",
+        "data-wrong": "accept a wrong answer",
+        "data-superstring": "accept an answer whose value only contains the right one",
+        "data-hedge": "accept an answer that names two candidates",
+        "data-near-miss": "accept a value beyond the comparison's documented tolerance",
+        "data-extra-item": "accept an answer with an item not asked for",
+        "answer-status": "accept a response with the wrong status",
+        "wrong-post": "accept a wrong value",
+        "wrong-first": "accept a wrong write made before the right one",
+        "oos-before": "accept an out-of-scope write",
     }
 
 

@@ -2,10 +2,12 @@
 
 A run there is browser requests, each an action named by its HTTP method (`GET`, `POST`, `PUT`, ...) with
 `{"url", "post_data", "status", ...}`, then the agent's final response, the action `respond` (a marker: neither
-read nor write) whose arguments are `{"task_type", "status", "retrieved_data", ...}`. A request's `pinned` lists
-the post-data fields the task's own expected values fix exactly (not by a pattern): only those are varied.
+read nor write) whose arguments are the response (`{"task_type", "status", "retrieved_data", ...}`) and the
+schema the verifier reads its data by. A request's `pinned` lists the post-data fields the task's own expected
+values fix exactly (not by a pattern), each as its path of keys: only those are varied.
 
-The generic families carry over (claim-only, omit, extra, extra-ni, extra-oos, null-run, alt-reads, alt-order
+Registered by name in faults.py (imported when first named, so faults.py never imports this module). The
+generic families carry over (claim-only, omit, extra, extra-ni, extra-oos, null-run, alt-reads, alt-order
 declare this grammar too); these are what a trace and a response add. Each is a pure function of the reference
 run; the oracle confirms every finding on the end state (the writes read as site changes, and the response).
 """
@@ -18,7 +20,8 @@ from collections.abc import Callable
 from typing import Any
 
 from verimut.core.run import Action, Run
-from verimut.grammar.faults import Edit, FamilySpec, FaultContext, Refusal, family
+from verimut.grammar.faults import Edit, FamilySpec, FaultContext, Refusal, declare
+from verimut.oracle.state import NEW
 
 RESPOND = "respond"
 EVIDENCE = ("evidence",)
@@ -243,14 +246,13 @@ def _kinds(data: Any, schema: Any) -> str:
     return ", ".join(sorted({f or type(v).__name__ for _, v, f in _items(data, schema)})) or "none"
 
 
-@family("data-wrong", FamilySpec(grammars=EVIDENCE, mechanism="accept a wrong answer"))
+@declare(FamilySpec(grammars=EVIDENCE, mechanism="accept a wrong answer"))
 def data_wrong(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
     """One retrieved value moved to another legal value of its kind (up to three variants)."""
     return _data_edits(run, "wrong", wrong)
 
 
-@family(
-    "data-superstring",
+@declare(
     FamilySpec(grammars=EVIDENCE, mechanism="accept an answer whose value only contains the right one"),
 )
 def data_superstring(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
@@ -258,14 +260,13 @@ def data_superstring(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
     return _data_edits(run, "superstring", superstring)
 
 
-@family("data-hedge", FamilySpec(grammars=EVIDENCE, mechanism="accept an answer that names two candidates"))
+@declare(FamilySpec(grammars=EVIDENCE, mechanism="accept an answer that names two candidates"))
 def data_hedge(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
     """One retrieved value given with a second candidate."""
     return _data_edits(run, "hedge", hedge)
 
 
-@family(
-    "data-near-miss",
+@declare(
     FamilySpec(grammars=EVIDENCE, mechanism="accept a value beyond the comparison's documented tolerance"),
 )
 def data_near_miss(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
@@ -273,7 +274,7 @@ def data_near_miss(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
     return _data_edits(run, "near-miss", near_miss)
 
 
-@family("data-extra-item", FamilySpec(grammars=EVIDENCE, mechanism="accept an answer with an item not asked for"))
+@declare(FamilySpec(grammars=EVIDENCE, mechanism="accept an answer with an item not asked for"))
 def data_extra_item(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
     """The retrieved list with one more item: a copy of its last, moved to another value (or named apart)."""
     found = _response(run)
@@ -305,7 +306,7 @@ def data_extra_item(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
     ]
 
 
-@family("answer-status", FamilySpec(grammars=EVIDENCE, mechanism="accept a response with the wrong status"))
+@declare(FamilySpec(grammars=EVIDENCE, mechanism="accept a response with the wrong status"))
 def answer_status(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
     """The response's status moved to another legal one (success to each error, an error to success and to
     another error); task type and data kept."""
@@ -331,36 +332,42 @@ def answer_status(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
 
 
 # --- writes: a wrong one before the right one, a pinned field wrong, another task's write first ---------------
-def _pinned_moves(action: Action) -> list[tuple[str, Any, Any, str]]:
-    """(field, value, wrong value, why) for each post-data field the task pins exactly."""
+def _pinned_moves(action: Action) -> list[tuple[str, list[str], Any, Any, str]]:
+    """(field, its path of keys, value, wrong value, why) for each post-data field the task pins exactly."""
     body = action.args.get("post_data")
     if not isinstance(body, dict):
         return []
     moves = []
-    for name in action.args.get("pinned") or ():
-        if name not in body:
+    for entry in action.args.get("pinned") or ():
+        path = [str(p) for p in entry] if isinstance(entry, list) else [str(entry)]
+        value: Any = body
+        for key in path:
+            value = value.get(key) if isinstance(value, dict) else None
+        if value is None or isinstance(value, (dict, list)):
             continue
-        value = body[name]
         moved = wrong(value)
         if moved is None and isinstance(value, str) and value.strip():
             moved = (f"{value}-2", "another name of the same shape")
         if moved is not None:
-            moves.append((name, value, moved[0], moved[1]))
+            moves.append((".".join(path), path, value, moved[0], moved[1]))
     return moves
 
 
-def _with_field(action: Action, name: str, value: Any) -> Action:
-    return Action(action.name, {**action.args, "post_data": {**action.args["post_data"], name: value}})
+def _with_field(action: Action, path: list[str], value: Any) -> Action:
+    def put(node: Any, keys: list[str]) -> Any:
+        return value if not keys else {**node, keys[0]: put(node[keys[0]], keys[1:])}
+
+    return Action(action.name, {**action.args, "post_data": put(action.args["post_data"], path)})
 
 
-@family("wrong-post", FamilySpec(grammars=EVIDENCE, mechanism="accept a wrong value"))
+@declare(FamilySpec(grammars=EVIDENCE, mechanism="accept a wrong value"))
 def wrong_post(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
     """One post-data field the task pins moved to another value of its kind, in the write (one variant per field)."""
     edits: list[Edit] = []
     for k in ctx.write_positions():
-        for name, value, to, why in _pinned_moves(run.actions[k]):
+        for name, path, value, to, why in _pinned_moves(run.actions[k]):
             actions = list(run.actions)
-            actions[k] = _with_field(run.actions[k], name, to)
+            actions[k] = _with_field(run.actions[k], path, to)
             edits.append(
                 Edit(
                     f"{k}.{name}",
@@ -372,8 +379,7 @@ def wrong_post(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
     return edits or Refusal("no write has a post-data field the task pins exactly")
 
 
-@family(
-    "wrong-first",
+@declare(
     FamilySpec(
         grammars=EVIDENCE,
         tests_frame=True,
@@ -387,9 +393,9 @@ def wrong_first(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
     a wrong record created first stays."""
     edits: list[Edit] = []
     for k in ctx.write_positions():
-        for name, value, to, why in _pinned_moves(run.actions[k]):
+        for name, path, value, to, why in _pinned_moves(run.actions[k]):
             actions = list(run.actions)
-            actions.insert(k, _with_field(run.actions[k], name, to))
+            actions.insert(k, _with_field(run.actions[k], path, to))
             edits.append(
                 Edit(
                     f"{k}.{name}",
@@ -401,8 +407,7 @@ def wrong_first(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
     return edits or Refusal("no write has a post-data field the task pins exactly")
 
 
-@family(
-    "oos-before",
+@declare(
     FamilySpec(
         grammars=EVIDENCE,
         tests_frame=True,
@@ -422,7 +427,7 @@ def oos_before(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
         )
     edits: dict[str, Edit] = {}
     for c in ctx.out_of_scope:
-        variant = f"{c.action.name}@{c.touches[0]}"
+        variant = f"{c.action.name}@{c.touches[0].removesuffix(NEW)}"  # as extra-oos names its variants
         if variant in edits:
             continue
         actions = list(run.actions)

@@ -955,5 +955,17 @@ def form_wrong_value(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
     return edits
 
 
-# The families of the other grammars register on import, so the registry is whole wherever it is read.
-from verimut.grammar import evidence  # noqa: F401
+# The evidence grammar's own families (grammar/evidence.py), imported when first named or listed: that module
+# builds on this one, so it is named here rather than imported.
+for _name in (
+    "data-wrong",
+    "data-superstring",
+    "data-hedge",
+    "data-near-miss",
+    "data-extra-item",
+    "answer-status",
+    "wrong-post",
+    "wrong-first",
+    "oos-before",
+):
+    FAMILIES.register(_name, f"verimut.grammar.evidence:{_name.replace('-', '_')}")

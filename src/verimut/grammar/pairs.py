@@ -6,6 +6,7 @@ importing the census's summary (`swap.py`), which reads manifests.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 import msgspec
@@ -15,8 +16,17 @@ from verimut.core.benchmark import USER
 from verimut.core.errors import AuditError
 from verimut.core.records import Cell, Manifest, TaskFacts, cell_id
 from verimut.core.run import Action, Run
+from verimut.grammar.evidence import RESPOND
 from verimut.grammar.faults import CONTROL
-from verimut.oracle.state import NEW
+from verimut.oracle.state import NEW, canonical
+
+HTTP_METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"})
+_ID = re.compile(r"\d+")
+
+
+def _schema_text(value: object) -> str:
+    return canonical(value).decode()
+
 
 SWAP = "swap"
 RUNGS = {
@@ -42,10 +52,17 @@ def _call(a: Action) -> str:
     """What a call is, apart from its values: its name; a form step's also names the field it sets.
 
     Every form step is a `set_field`, so two form tasks are twins only when they set the same fields
-    in the same order (WorkArena's same template, other configuration, same fields).
+    in the same order (WorkArena's same template, other configuration, same fields). A request (the evidence
+    grammar) is its method and URL with the ids left out, a response its task type and the schema of its data:
+    two WebArena tasks are twins when they make the same requests to the same kind of page and answer alike
+    (in practice, one intent template).
     """
     if a.name in forms.FORM_ACTIONS and "field" in a.args:
         return f"{a.name}({a.args['field']})"
+    if a.name in HTTP_METHODS and isinstance(a.args.get("url"), str):
+        return f"{a.name} {_ID.sub('N', a.args['url'].split('?', 1)[0])}"
+    if a.name == RESPOND and isinstance(a.args.get("response"), dict):
+        return f"{a.name}({a.args['response'].get('task_type')}, {_schema_text(a.args.get('results_schema'))})"
     return a.name
 
 

@@ -39,7 +39,7 @@ SWAP_ROWS = (CONTROL, "0", "1", "2", "3", "read-only")  # swap: the table's row 
 # verimut's coverage.side_effect_families() for the built-in families (tests/cli/test_frame_coverage.py checks they
 # agree). A plug-in family that declares a side effect is not known here: `verimut verify` of an audit with one
 # would find its frame coverage differ (docs/bundle.md).
-SIDE_EFFECT_FAMILIES = ("extra", "extra-ni", "extra-oos")
+SIDE_EFFECT_FAMILIES = ("extra", "extra-ni", "extra-oos", "wrong-first", "oos-before")
 TALLY = ("side_effects", "rejected", "false_accepts")
 # verimut's answer channel for the built-in families (tests/cli/test_bundle.py checks they agree): the families that
 # edit the final answer (FamilySpec.needs_answer_channel), the null run's (FamilySpec.null_run), and the outcomes

@@ -171,8 +171,10 @@ class WebArenaVerifiedBench:
 
     def verify_as(self, task: str, episode: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
         passed, detail, checks = self._evaluate(task, episode["requests"], episode["response"])
-        if not passed and task == episode["task"] and task in self.unsatisfied:
-            detail = f"{self.unsatisfied[task]} ({detail})"
+        if not passed and task == episode["task"]:
+            self._reference(task)  # this process may not have built it: the diagnosis comes with it
+            if task in self.unsatisfied:
+                detail = f"{self.unsatisfied[task]} ({detail})"
         return {"passed": passed, "detail": detail, "checks": checks}
 
     def explain(self, task: str, collections: list[str]) -> str | None:

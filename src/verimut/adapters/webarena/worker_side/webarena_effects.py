@@ -33,12 +33,14 @@ _REMOVE = re.compile(r"/(delete|remove|cancel|destroy)(/|$|\.json)", re.IGNORECA
 _UPDATE_VERB = re.compile(
     r"/save(/|$)", re.IGNORECASE
 )  # a save acts on a record only when it names one (else it makes one)
-# A verb that always acts on a record the URL names (a user's biography, a file on a branch, one's own profile).
+# A verb that always acts on a record the URL names (a user's biography, a file on a branch, one's own profile);
+# Magento's `.../back/edit` only says where a save returns to.
 _NAMED_UPDATE = re.compile(
-    r"/(edit|update|formPost|addressSave|edit_biography|profile|follow|unfollow)(/|$|\.json)|/sv/\d+\.json$|/-/update/",
+    r"(?<!/back)/(edit|update|formPost|addressSave|edit_biography|profile|follow|unfollow)(/|$|\.json)"
+    r"|/sv/\d+\.json$|/-/update/",
     re.IGNORECASE,
 )
-_ID_IN_PATH = re.compile(r"/(id|\w+_id)/\d+|/\d+(/|$|\.json)")
+_ID_IN_PATH = re.compile(r"/(id|\w+_id)/\d+|/\d+(\.json)?/?$")  # Magento's `/store/0/set/4` are no record
 _ID_IN_BODY = re.compile(r"(^|_)id$")
 
 

@@ -219,14 +219,13 @@ def nested(fields: dict[str, Any], schema: Any = None) -> dict[str, Any]:
     body: dict[str, Any] = {}
     for key, value in fields.items():
         path = _jsonpath_target(key) if key.startswith("$") else [key]
+        node: Any = body
         if len(path) >= 2 and isinstance(path[-2], Match) and isinstance(value, list):
             # `[?(@.new == 1)].attributes` expecting a list: one element that matches per value
-            node = body
             for step, after in itertools.pairwise(path[:-1]):
                 node = _child(node, step, after)
             node.extend({**path[-2], path[-1]: concrete(item)} for item in value)
             continue
-        node: Any = body
         for step, after in itertools.pairwise(path):
             node = _child(node, step, after)
         leaf, item = path[-1], concrete(value, props.get(key))
@@ -299,8 +298,9 @@ def expected_request(spec: dict[str, Any], sites: list[str]) -> dict[str, Any]:
     if expected.get("post_data"):
         body = nested(expected["post_data"], spec.get("post_data_schema"))
         request["post_data"] = body
-        # the fields the task fixes exactly (a pattern, or a value reached by JSONPath, is not one verimut varies)
-        pinned = [k for k, v in expected["post_data"].items() if not k.startswith("$") and _exact(v)]
+        # the fields the task fixes exactly, each as its path of keys (a pattern, or a JSONPath step that is no
+        # plain key, is not one verimut varies)
+        pinned = [_plain_path(k) for k, v in expected["post_data"].items() if _exact(v) and _plain_path(k)]
         if pinned:
             request["pinned"] = pinned
         if any(k.startswith("$") for k in expected["post_data"]) or not is_form(body):
@@ -314,18 +314,23 @@ def expected_request(spec: dict[str, Any], sites: list[str]) -> dict[str, Any]:
     return request
 
 
+def _plain_path(key: str) -> list[str]:
+    """A post-data key as the keys that reach it (`$.note.note` -> ["note", "note"]), or [] when a step is no
+    plain key (an index, a filter, a pattern)."""
+    if not key.startswith("$"):
+        return [key]
+    try:
+        path = _jsonpath_target(key)
+    except Unsynthesizable:
+        return []
+    return path if all(isinstance(p, str) for p in path) and not is_pattern(key[2:]) else []
+
+
 def _exact(value: Any) -> bool:
     """An expected value given as one exact value: no pattern, no list of alternatives, no null."""
     if isinstance(value, str):
         return not is_pattern(value) and bool(value.strip())
     return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def task_type(task: dict[str, Any]) -> str:
-    for spec in task["eval"]:
-        if spec["evaluator"] == "AgentResponseEvaluator":
-            return str(spec["expected"]["task_type"]).lower()
-    return "retrieve"
 
 
 def expected_response(task: dict[str, Any]) -> dict[str, Any]:
@@ -339,6 +344,7 @@ def expected_response(task: dict[str, Any]) -> dict[str, Any]:
         response["retrieved_data"] = None if data is None else concrete(data, spec.get("results_schema"))
         response["error_details"] = None if expected["status"] == "SUCCESS" else "verimut's reference run"
         return response
+    raise Unsynthesizable("the task has no AgentResponseEvaluator to say what the response is")
 
 
 def results_schema(task: dict[str, Any]) -> dict[str, Any]:
