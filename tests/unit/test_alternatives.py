@@ -23,7 +23,7 @@ from verimut.outputs import reproduce
 MARKER = "turn"
 WRITES = ("send", "update", "create")
 READS = ("get_a", "read_b")
-ALTERNATIVES = ("alt-reads", "alt-order", "alt-text", "alt-idem", "alt-answer")
+ALTERNATIVES = ("alt-reads", "alt-order", "alt-text", "alt-idem", "alt-answer", "alt-listed", "alt-query")
 
 values = st.one_of(st.integers(0, 9), st.sampled_from(["x", "yz", "hello there", "x y", "see yz soon"]))
 actions = st.builds(

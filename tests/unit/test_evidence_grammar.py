@@ -29,7 +29,7 @@ def said(edit) -> dict:
     return edit.run.actions[-1].args["response"]
 
 
-def ctx(run: Run, instruction: str = "Post lgtm") -> FaultContext:
+def ctx(run: Run, instruction: str = 'Post "lgtm" on the MR') -> FaultContext:
     writes = tuple(a.name == "POST" for a in run.actions)
     reads = tuple(a.name == "GET" for a in run.actions)
     return FaultContext(
@@ -172,3 +172,17 @@ def test_a_wrong_duration_lies_well_beyond_the_documented_tolerance(hours, minut
 def test_a_wrong_distance_lies_well_beyond_the_documented_tolerance(metres):
     moved, _ = evidence.wrong(f"{metres}m")
     assert float(moved.removesuffix("m")) - metres > max(10.0, 0.02 * metres)
+
+
+def test_only_a_value_the_instruction_states_is_moved():
+    fields = {
+        "submission[forum]": "10042",
+        "qty": "2",
+        "simple_action": "by_percent",
+        "title": "is car necessary",
+        "media": "url",
+    }
+    post = Action("POST", {"url": "__REDDIT__/submit", "post_data": fields, "pinned": list(fields)})
+    run = Run((post,))
+    got = FAMILIES["wrong-post"](run, ctx(run, "Buy 2 and post 'is car necessary' with the url, at 45% off"))
+    assert [e.detail["field"] for e in got] == ["qty", "title"]  # an id, an option code: read off the site

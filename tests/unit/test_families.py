@@ -39,7 +39,15 @@ def test_each_built_in_family_declares_what_it_needs():
     assert names_where("null_run") == {"null-run"}
     assert names_where("tests_frame") == {"extra", "extra-ni", "extra-oos", "extra-field", "wrong-first", "oos-before"}
     assert names_where("side_effect") == {"extra", "extra-ni", "extra-oos", "wrong-first", "oos-before"}
-    assert names_where("is_alternative") == {"alt-reads", "alt-order", "alt-text", "alt-idem", "alt-answer"}
+    assert names_where("is_alternative") == {
+        "alt-reads",
+        "alt-order",
+        "alt-text",
+        "alt-idem",
+        "alt-answer",
+        "alt-listed",
+        "alt-query",
+    }
     grammars = {name: op.spec.grammars for name, op in FAMILIES.items()}
     assert {n for n, g in grammars.items() if g == ("api", "form")} == {"wrong-value"}
     assert {n for n, g in grammars.items() if g == ("api", "form", "evidence")} == {"claim-only", "null-run"}
@@ -61,6 +69,8 @@ def test_each_built_in_family_declares_what_it_needs():
         "data-hedge",
         "data-near-miss",
         "data-extra-item",
+        "alt-listed",
+        "alt-query",
     }
     assert {n for n, g in grammars.items() if g == ("form",)} == {
         "omit-field",

@@ -74,6 +74,10 @@ def test_alternatives_give_their_first_and_arrays_stay_arrays():
         ("POST", "__SHOPPING_ADMIN__/review/product/delete/id/93/", None, "remove"),
         ("POST", "__REDDIT__/user/MarvelsGrantMan136/edit_biography", {"b": "x"}, "update"),
         ("POST", "__REDDIT__/sv/115139.json", {"choice": "1"}, "update"),
+        ("POST", "http://127.0.0.1/dummy_bin", {"comment": "x"}, "update"),
+        ("POST", "__REDDIT__/f/books/subscribe.json", None, "update"),
+        ("POST", "__SHOPPING__/wishlist/index/add/", {"product": "1", "qty": "1"}, "update"),
+        ("POST", "__SHOPPING__/checkout/cart/add/uenc/1/product/14854", {"item": "14854", "qty": "1"}, "create"),
     ],
 )
 def test_how_a_write_reads(method, url, body, kind):
@@ -110,9 +114,20 @@ def test_a_refused_request_and_a_read_change_nothing():
     )
 
 
-def test_a_site_refuses_the_same_member_twice_but_not_the_same_comment():
-    assert effects.refuses_duplicate("POST", "__GITLAB__/api/v4/projects/184/members", {"user_id": 5})
-    assert not effects.refuses_duplicate("POST", NOTE["url"], NOTE["post_data"])
+def test_a_site_keeps_one_member_per_user_and_one_product_per_name_but_any_number_of_comments():
+    members = "__GITLAB__/api/v4/projects/184/members"
+    assert effects.identity("POST", members, {"user_id": 5, "access_level": 30}) & effects.identity(
+        "POST", members, {"user_id": 5, "access_level": 40}
+    )
+    new = "__SHOPPING_ADMIN__/catalog/product/save/type/simple/store/0/set/4/back/edit"
+    assert effects.identity("POST", new, {"product[name]": "Mat", "qty": "42"}) & effects.identity(
+        "POST", new, {"product[name]": "Mat", "qty": "43"}
+    )
+    projects = "__GITLAB__/projects"  # one path is one project, whatever its name
+    assert effects.identity("POST", projects, {"project[name]": "a-2", "project[path]": "a"}) & effects.identity(
+        "POST", projects, {"project[name]": "a", "project[path]": "a"}
+    )
+    assert effects.identity("POST", NOTE["url"], NOTE["post_data"]) is None
 
 
 def test_two_evaluators_that_grade_the_last_request_to_one_url_and_want_different_ones_clash():

@@ -4,7 +4,8 @@ A run there is browser requests, each an action named by its HTTP method (`GET`,
 `{"url", "post_data", "status", ...}`, then the agent's final response, the action `respond` (a marker: neither
 read nor write) whose arguments are the response (`{"task_type", "status", "retrieved_data", ...}`) and the
 schema the verifier reads its data by. A request's `pinned` lists the post-data fields the task's own expected
-values fix exactly (not by a pattern), each as its path of keys: only those are varied.
+values fix exactly (not by a pattern), each as its path of keys: only those whose value the instruction states
+are varied.
 
 Registered by name in faults.py (imported when first named, so faults.py never imports this module). The
 generic families carry over (claim-only, omit, extra, extra-ni, extra-oos, null-run, alt-reads, alt-order
@@ -20,7 +21,9 @@ from collections.abc import Callable
 from typing import Any
 
 from verimut.core.run import Action, Run
-from verimut.grammar.faults import Edit, FamilySpec, FaultContext, Refusal, declare
+from verimut.grammar.alternatives import RESTORE
+from verimut.grammar.faults import ALTERNATIVE, Edit, FamilySpec, FaultContext, Refusal, declare
+from verimut.grammar.pinned import states_number
 from verimut.oracle.state import NEW
 
 RESPOND = "respond"
@@ -332,8 +335,10 @@ def answer_status(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
 
 
 # --- writes: a wrong one before the right one, a pinned field wrong, another task's write first ---------------
-def _pinned_moves(action: Action) -> list[tuple[str, list[str], Any, Any, str]]:
-    """(field, its path of keys, value, wrong value, why) for each post-data field the task pins exactly."""
+def _pinned_moves(action: Action, instruction: str) -> list[tuple[str, list[str], Any, Any, str]]:
+    """(field, its path of keys, value, wrong value, why) for each post-data field the task pins exactly and
+    whose value its instruction states (a title, a name, a price): a value read off the site (an id, a forum, an
+    option code) has no other value known to exist, so it is left alone."""
     body = action.args.get("post_data")
     if not isinstance(body, dict):
         return []
@@ -343,7 +348,7 @@ def _pinned_moves(action: Action) -> list[tuple[str, list[str], Any, Any, str]]:
         value: Any = body
         for key in path:
             value = value.get(key) if isinstance(value, dict) else None
-        if value is None or isinstance(value, (dict, list)):
+        if value is None or isinstance(value, (dict, list)) or not stated(value, instruction):
             continue
         moved = wrong(value)
         if moved is None and isinstance(value, str) and value.strip():
@@ -351,6 +356,22 @@ def _pinned_moves(action: Action) -> list[tuple[str, list[str], Any, Any, str]]:
         if moved is not None:
             moves.append((".".join(path), path, value, moved[0], moved[1]))
     return moves
+
+
+def stated(value: Any, instruction: str) -> bool:
+    """Whether the instruction states the value: a number as a number, a text (3+ characters) anywhere in it."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, (int, float)):
+        return states_number(instruction, float(value))
+    text = str(value).strip()
+    if re.fullmatch(r"-?\d+(\.\d+)?", text):
+        return states_number(instruction, float(text))
+    if len(text) < 3 or not re.search(rf"(?<!\w){re.escape(text.lower())}(?!\w)", instruction.lower()):
+        return False
+    # A lowercase word the instruction happens to use ("url", "private") may be an option's code: a name is
+    # quoted, or more than one word, or not all lowercase letters.
+    return f'"{text}"' in instruction or " " in text or not text.isalpha() or not text.islower()
 
 
 def _with_field(action: Action, path: list[str], value: Any) -> Action:
@@ -365,7 +386,7 @@ def wrong_post(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
     """One post-data field the task pins moved to another value of its kind, in the write (one variant per field)."""
     edits: list[Edit] = []
     for k in ctx.write_positions():
-        for name, path, value, to, why in _pinned_moves(run.actions[k]):
+        for name, path, value, to, why in _pinned_moves(run.actions[k], ctx.instruction):
             actions = list(run.actions)
             actions[k] = _with_field(run.actions[k], path, to)
             edits.append(
@@ -393,7 +414,7 @@ def wrong_first(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
     a wrong record created first stays."""
     edits: list[Edit] = []
     for k in ctx.write_positions():
-        for name, path, value, to, why in _pinned_moves(run.actions[k]):
+        for name, path, value, to, why in _pinned_moves(run.actions[k], ctx.instruction):
             actions = list(run.actions)
             actions.insert(k, _with_field(run.actions[k], path, to))
             edits.append(
@@ -444,3 +465,84 @@ def oos_before(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
             },
         )
     return list(edits.values())
+
+
+# --- alternatives: what the task itself accepts besides the reference ----------------------------------------
+LISTED = 3  # alternatives tried per request or value: bounded, so the cost grows with the run, not the dataset
+SHORTEST = 3  # an alternative text shorter than this is not put back by text substitution (it may sit elsewhere)
+
+
+@declare(FamilySpec(grammars=EVIDENCE, role=ALTERNATIVE))
+def alt_listed(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
+    """The task's own alternatives in place of the first: another URL its evaluator lists for a request, another
+    value it lists for a retrieved item. The oracle compares end states with the reference's texts put back."""
+    edits: list[Edit] = []
+    for k, a in enumerate(run.actions):
+        for n, url in enumerate((a.args.get("listed") or [])[:LISTED] if a.name != RESPOND else []):
+            if not isinstance(url, str) or url == a.args.get("url"):
+                continue
+            actions = list(run.actions)
+            actions[k] = Action(a.name, {**a.args, "url": url})
+            edits.append(
+                Edit(
+                    f"{k}.url.{n + 1}",
+                    run.replace_actions(actions),
+                    f"request #{k} {a.name} to {url} (the task lists it) instead of {a.args.get('url')}",
+                    {"position": k, RESTORE: {url: a.args["url"]}},
+                )
+            )
+    found = _response(run)
+    if not isinstance(found, Refusal):
+        at, response, _ = found
+        for path, alternatives in run.actions[at].args.get("listed") or []:
+            for n, value in enumerate(alternatives[:LISTED]):
+                was = _get(response.get("retrieved_data"), path)
+                if not isinstance(value, str) or not isinstance(was, str) or len(value) < SHORTEST or value == was:
+                    continue
+                edited = {**response, "retrieved_data": _set(response["retrieved_data"], list(path), value)}
+                where = "".join(f"[{p!r}]" for p in path)
+                edits.append(
+                    Edit(
+                        f"data{where}.{n + 1}",
+                        _respond_with(run, at, edited),
+                        f"retrieved_data{where}: {value!r}, which the task lists, instead of {was!r}",
+                        {RESTORE: {value: was}},
+                    )
+                )
+    return edits or Refusal("the task lists no alternative URL or value (text) for this run")
+
+
+@declare(FamilySpec(grammars=EVIDENCE, role=ALTERNATIVE))
+def alt_query(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
+    """A query parameter the task's evaluator declares it ignores (`ignored_query_params`, or a one-word pattern)
+    added to the request it grades (one variant per request)."""
+    edits: list[Edit] = []
+    for k, a in enumerate(run.actions):
+        names = a.args.get("ignored_query") or []
+        url = a.args.get("url")
+        if not names or not isinstance(url, str):
+            continue
+        name = str(names[0])
+        if re.search(rf"[?&]{re.escape(name)}=", url):
+            continue
+        moved = f"{url}{'&' if '?' in url else '?'}{name}=2"
+        actions = list(run.actions)
+        actions[k] = Action(a.name, {**a.args, "url": moved})
+        edits.append(
+            Edit(
+                f"{k}.{name}",
+                run.replace_actions(actions),
+                f"request #{k} {a.name} with {name}=2, a parameter the task's evaluator ignores",
+                {"position": k, RESTORE: {moved: url}},
+            )
+        )
+    return edits or Refusal("no request of the run has a query parameter its evaluator declares it ignores")
+
+
+def _get(data: Any, path: list[Any]) -> Any:
+    for p in path:
+        try:
+            data = data[p]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return data

@@ -967,5 +967,7 @@ for _name in (
     "wrong-post",
     "wrong-first",
     "oos-before",
+    "alt-listed",
+    "alt-query",
 ):
     FAMILIES.register(_name, f"verimut.grammar.evidence:{_name.replace('-', '_')}")

@@ -93,9 +93,10 @@ class WebArenaVerifiedBench:
         ref = self._reference(task)
         actions = [{"name": r["method"], "args": _args(r)} for r in ref["requests"]]
         # The response, and the schema the package reads its data by: the data families edit by format.
-        actions.append(
-            {"name": RESPOND, "args": {"response": ref["response"], "results_schema": ref.get("schema") or {}}}
-        )
+        respond = {"response": ref["response"], "results_schema": ref.get("schema") or {}}
+        if ref.get("listed"):
+            respond["listed"] = ref["listed"]  # the other values the task accepts, by where they sit
+        actions.append({"name": RESPOND, "args": respond})
         return {"actions": actions, "answer": ""}
 
     def _reference(self, task: str) -> dict[str, Any]:
@@ -132,11 +133,17 @@ class WebArenaVerifiedBench:
             return {"output": "", "error": f"a {name} request needs a url"}
         request = {"method": name, **copy.deepcopy(args)}
         url, body = str(args["url"]), args.get("post_data")
-        if effects.refuses_duplicate(name, url, body) and any(
-            r["method"] == name and r["url"] == url and r.get("post_data") == body and int(r.get("status") or 200) < 400
+        named = effects.identity(name, url, body)
+        if named is not None and any(
+            named & (effects.identity(r["method"], r["url"], r.get("post_data")) or frozenset())
+            and int(r.get("status") or 200) < 400
             for r in episode["requests"]
         ):
-            request["status"] = effects.REFUSED  # what the site answers to the same member, project, fork made again
+            # The site refuses a second member, invitation, project, group, fork, forum or product of one name: the edit
+            # cannot be delivered (the cell is incomplete), as a call that raises is elsewhere.
+            request["status"] = effects.REFUSED
+            episode["requests"].append(request)
+            return {"output": str(effects.REFUSED), "error": f"the site refuses a second {effects.target(url)} (409)"}
         episode["requests"].append(request)
         return {"output": str(request.get("status", 200)), "error": None}
 

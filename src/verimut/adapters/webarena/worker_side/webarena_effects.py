@@ -7,11 +7,13 @@ named on every finding, so an author can dispute it):
 - a **toggle** (`.../toggle_star.json`): flips its record; made twice, it is undone;
 - a **removal** (DELETE, or a POST to `.../delete/...` or `.../cancel/...`): the record is gone; again, still gone;
 - an **update** (PUT or PATCH, RFC 9110's idempotent methods; a POST to an `edit`, `update`, `formPost`,
-  `addressSave`, `edit_biography`, `profile`, `follow` or vote URL; a `save` URL that names the record's id in
-  its path or body): sets fields of the record at its URL, later values winning; made twice, the same record;
+  `addressSave`, `edit_biography`, `profile`, `follow`, `subscribe` or vote URL, to a wish list, or to the
+  harness's `dummy_bin` that captures a form left unsent; a `save` URL that names the record's id in its path or
+  body): sets fields of the record at its URL, later values winning; made twice, the same record;
 - a **create**, every other POST (a comment, a post, a project, a member, a cart line): a new record each time,
-  except where a site keeps one per name (a member or invitation per user, a project, group, fork or forum per
-  path): the same create again is refused, and its request in the trace answers 409.
+  except where a site keeps one per name (a member or invitation per user; a project, group, fork or forum per
+  path; a product per name; a milestone per title; an open merge request per source branch; a shipment per
+  order; one commit of the same files): a create that names a record made before is refused, and answers 409.
 
 A request whose status is 400 or more changed nothing.
 
@@ -36,7 +38,8 @@ _UPDATE_VERB = re.compile(
 # A verb that always acts on a record the URL names (a user's biography, a file on a branch, one's own profile);
 # Magento's `.../back/edit` only says where a save returns to.
 _NAMED_UPDATE = re.compile(
-    r"(?<!/back)/(edit|update|formPost|addressSave|edit_biography|profile|follow|unfollow)(/|$|\.json)"
+    r"(?<!/back)/(edit|update|formPost|addressSave|edit_biography|profile|follow|unfollow|subscribe|unsubscribe)"
+    r"(/|$|\.json)"
     r"|/sv/\d+\.json$|/-/update/",
     re.IGNORECASE,
 )
@@ -55,9 +58,13 @@ def is_write(method: str, url: str, body: Any) -> bool:
 
 
 def kind(method: str, url: str, body: Any) -> str:
-    """ "toggle", "remove", "update" or "create": what a write asks of the record at `url`."""
+    """What a write asks of the record at `url`: "toggle", "remove", "update" or "create"."""
     method = method.upper()
     path = urllib.parse.urlsplit(url).path if "://" in url else url.split("?", 1)[0]
+    if path.rstrip("/").endswith("/dummy_bin"):
+        return "update"  # the harness's capture of a form left ready, not sent: the last one is the form
+    if "/wishlist/index/add" in path:
+        return "update"  # a wish list holds a product once (Magento raises the item's qty, which no task reads)
     if _TOGGLE.search(path):
         return "toggle"
     if method == "DELETE" or _REMOVE.search(path):
@@ -75,14 +82,38 @@ def kind(method: str, url: str, body: Any) -> str:
 # Records a site keeps one of: a member or invitation per user, a project, group, fork or forum per path. The
 # same create made again is refused (GitLab answers 409 Conflict or 400 "has already been taken").
 _UNIQUE = re.compile(
-    r"/(members|invitations|fork|groups|create_forum)/?$|/api/v4/projects/?$|^[^?]*?/projects/?$", re.IGNORECASE
+    r"/(members|invitations|fork|groups|create_forum|milestones|merge_requests)/?$|/api/v4/projects/?$"
+    r"|^[^?]*?/projects/?$|/catalog/product/save/|/repository/commits/?$|/order_shipment/save/",
+    re.IGNORECASE,
+)
+# What names such a record: the same value here is the same record, whatever else the two requests say.
+IDENTITY = (
+    "user_id",
+    "path",
+    "name",
+    "project[path]",
+    "project[name]",
+    "group[path]",
+    "forum[name]",
+    "product[name]",
+    "product[sku]",
+    "title",
+    "milestone[title]",
+    "merge_request[source_branch]",
 )
 REFUSED = 409
 
 
-def refuses_duplicate(method: str, url: str, body: Any) -> bool:
-    """Whether a site refuses this create when the same one was made before (verimut's reading, as `kind`)."""
-    return kind(method, url, body) == "create" and bool(_UNIQUE.search(target(url)))
+def identity(method: str, url: str, body: Any) -> frozenset[str] | None:
+    """What names the record a create makes, where a site keeps one per name (a member per user, a project per
+    path or name, a product per name): each naming field as `url field=value`; None where the site keeps any
+    number (a comment, a post, a cart line). Two creates that share one of these are the same record."""
+    if kind(method, url, body) != "create" or not _UNIQUE.search(target(url)):
+        return None
+    fields = {k: v for k, v in body.items() if k in IDENTITY} if isinstance(body, dict) else {}
+    if not fields:
+        return frozenset({f"{target(url)} {body!r}"})
+    return frozenset(f"{target(url)} {k}={v!r}" for k, v in fields.items())
 
 
 def target(url: str) -> str:

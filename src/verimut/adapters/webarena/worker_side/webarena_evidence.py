@@ -311,7 +311,31 @@ def expected_request(spec: dict[str, Any], sites: list[str]) -> dict[str, Any]:
         request["cookies"] = {k: concrete(v) for k, v in expected["response_cookies"].items()}
     if 300 <= request["status"] < 400:
         request["redirect"] = url
+    # What the task itself accepts besides: the other URLs it lists, the query parameters it ignores by name.
+    urls = expected["url"] if isinstance(expected["url"], list) else []
+    query, query_schema = expected.get("query_params") or {}, spec.get("query_params_schema")
+    listed = [with_query(site_url(u, sites), query, query_schema) for u in urls[1:] if isinstance(u, str)]
+    if listed:
+        request["listed"] = listed
+    ignored = [*(spec.get("ignored_query_params") or ()), *(spec.get("ignored_query_params_patterns") or ())]
+    names = [n for n in ignored if re.fullmatch(r"[A-Za-z_][\w-]*", n)]  # a name, or a pattern that is one word
+    if names:
+        request["ignored_query"] = names
     return request
+
+
+def listed_items(data: Any, schema: Any = None, path: tuple[Any, ...] = ()) -> list[list[Any]]:
+    """[path, [alternatives after the first]] for each retrieved value the task lists alternatives for (a list
+    where its schema wants one value): the values the response may give instead."""
+    schema = schema if isinstance(schema, dict) else {}
+    if isinstance(data, list):
+        if schema.get("type") == "array":
+            return [x for i, v in enumerate(data) for x in listed_items(v, schema.get("items"), (*path, i))]
+        return [[list(path), [concrete(v, schema) for v in data[1:]]]] if len(data) > 1 else []
+    if isinstance(data, dict):
+        props = schema.get("properties") or {}
+        return [x for k, v in data.items() for x in listed_items(v, props.get(k), (*path, k))]
+    return []
 
 
 def _plain_path(key: str) -> list[str]:
@@ -368,4 +392,9 @@ def reference(task: dict[str, Any]) -> dict[str, Any]:
         if spec["evaluator"] != "NetworkEventEvaluator" or spec.get("should_not_exist"):
             continue
         requests.append(expected_request(spec, sites))
-    return {"requests": requests, "response": expected_response(task), "schema": results_schema(task)}
+    schema = results_schema(task)
+    listed: list[list[Any]] = []
+    for spec in task["eval"]:
+        if spec["evaluator"] == "AgentResponseEvaluator" and spec["expected"].get("retrieved_data"):
+            listed = listed_items(spec["expected"]["retrieved_data"], spec.get("results_schema"))
+    return {"requests": requests, "response": expected_response(task), "schema": schema, "listed": listed}
