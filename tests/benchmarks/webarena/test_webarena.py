@@ -3,9 +3,9 @@
 The tasks are chosen for one evaluator kind each (a retrieve task graded on the response alone, a navigate task's
 last page, a form POST, a JSON PUT, a purchase graded on a response body, a task that forbids a request) and for
 the findings the evidence grammar must make on them: a star toggled twice is accepted (the evaluator looks at
-the last request only), an update made twice is harmless, a comment posted twice is a false accept, an answer
-that names two amounts is accepted (the currency parser reads the first), two evaluators that want the last
-request to one URL to be two different ones can pass no evidence.
+the last request only), an update made twice is harmless, a comment posted twice is a false accept, a fork made
+twice cannot be (the site refuses it), an answer that names two amounts is accepted (the currency parser reads
+the first), two evaluators that want the last request to one URL to be two different ones can pass no evidence.
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ KINDS = {
     "shopping/506": "mutate: four requests, one graded on its response body",
     "shopping/528": "mutate: a request that must not be made",
 }
-FINDINGS = ["gitlab/523", "gitlab/390", "shopping_admin/94", "shopping/124"]
-UNSATISFIABLE = ["gitlab/567", "gitlab/811"]
+FINDINGS = ["gitlab/523", "gitlab/390", "shopping_admin/94", "shopping/124", "gitlab/395"]
+UNSATISFIABLE = ["gitlab/567", "gitlab/811", "shopping/319"]
 TASKS = [*KINDS, *FINDINGS, *UNSATISFIABLE]
 
 
@@ -65,6 +65,14 @@ def test_a_task_no_evidence_can_pass_fails_its_control_and_says_why(audit):
     broken = r["gitlab/811:control"]
     assert broken["outcome"] == "control_fail"
     assert "errs on the task's own expected value" in broken["evidence"]["verifier"]
+    response = r["shopping/319:control"]
+    assert "fails every response verimut tried" in response["evidence"]["verifier"]
+
+
+def test_a_fork_a_site_refuses_to_make_twice_is_an_edit_that_cannot_be_delivered(audit):
+    r = rows(audit)
+    assert r["gitlab/395:control"]["outcome"] == "control_pass"
+    assert r["gitlab/395:extra"]["outcome"] == "incomplete"  # the second fork of one project answers 409
 
 
 def test_a_star_toggled_twice_is_accepted_and_a_comment_posted_twice_too(audit):

@@ -121,8 +121,29 @@ class WebArenaVerifiedBench:
                     break
             else:
                 self.unsatisfied[task] = _why(raw, first[1], len(rest))
+                if first[2] and all(ok for name, ok in first[2].items() if "AgentResponse" not in name):
+                    tried = self._other_responses(task, ref)
+                    if tried:
+                        self.unsatisfied[task] = tried
         self._references[task] = ref
         return ref
+
+    def _other_responses(self, task: str, ref: dict[str, Any]) -> str | None:
+        """Why no response passes a task whose requests pass but whose response does not: every shape of the
+        response verimut tries fails (retrieved data absent, null, empty), or None if one passes (then it is the
+        reference's)."""
+        response = dict(ref["response"] or {})
+        shapes = [{k: v for k, v in response.items() if k != "retrieved_data"}, {**response, "retrieved_data": None}]
+        shapes.append({**response, "retrieved_data": []})
+        for shape in shapes:
+            if self._evaluate(task, ref["requests"], shape)[0]:
+                ref["response"] = shape
+                self.unsatisfied.pop(task, None)
+                return None
+        return (
+            "its response evaluator fails every response verimut tried (the expected one, and with its retrieved"
+            " data absent, null or empty)"
+        )
 
     def execute(self, episode: dict[str, Any], action: dict[str, Any]) -> dict[str, Any]:
         name, args = action["name"], action.get("args") or {}
