@@ -107,6 +107,19 @@ def test_another_tasks_write_is_an_out_of_scope_write_the_navigate_evaluator_nev
     assert oos and {c["outcome"] for c in oos} == {"false_accept"}
 
 
+def test_a_query_parameter_the_evaluator_ignores_is_a_correct_run_it_passes(audit):
+    r = rows(audit)
+    [alt] = [c for k, c in r.items() if k.startswith("gitlab/44:alt-query")]
+    assert alt["outcome"] == "alt_pass"  # ?page=2 on the todos page: the task ignores `page`
+
+
+def test_a_finding_says_what_the_task_asks_and_what_its_evaluators_read(audit):
+    r = rows(audit)
+    why = r["gitlab/390:extra"]["reason"]
+    assert 'Post "lgtm" for the merge request' in why or "lgtm" in why
+    assert "the last POST request to __GITLAB__/a11yproject/a11yproject.com/notes" in why
+
+
 def test_the_null_run_passes_no_evaluator(audit):
     r = rows(audit)
     assert {r[f"{t}:null-run"]["outcome"] for t in [*KINDS, *FINDINGS]} == {"rejected"}

@@ -213,7 +213,8 @@ class WebArenaVerifiedBench:
                 parts.append(effects.describe_network(spec))
             else:
                 parts.append("the response's task type, status and retrieved data")
-        return "its evaluators read " + "; ".join(parts) + ": nothing else in the trace"
+        intent = " ".join(str(self.raw[task]["intent"]).split())
+        return f"the task asks: {intent!r}; its evaluators read " + "; ".join(parts) + ": nothing else in the trace"
 
 
 def _args(request: dict[str, Any]) -> dict[str, Any]:
