@@ -116,7 +116,7 @@ def test_a_query_parameter_the_evaluator_ignores_is_a_correct_run_it_passes(audi
 def test_a_finding_says_what_the_task_asks_and_what_its_evaluators_read(audit):
     r = rows(audit)
     why = r["gitlab/390:extra"]["reason"]
-    assert 'Post "lgtm" for the merge request' in why or "lgtm" in why
+    assert 'the task asks: \'Post "lgtm" for the merge request' in why
     assert "the last POST request to __GITLAB__/a11yproject/a11yproject.com/notes" in why
 
 
