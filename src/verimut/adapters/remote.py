@@ -57,6 +57,7 @@ class Handle:
         self.release = weakref.finalize(self, remote._release, number, generation)
 
 
+WRITES_KEPT = 100_000  # is_write answers remembered before the memo starts afresh
 END_TIMEOUT = 10.0  # seconds a worker has to close what it started once its input ends, at verimut's exit
 
 
@@ -98,6 +99,7 @@ class Remote:
         self._owner = 0  # the pid that started `_proc`
         self._generation = 0  # bumped per worker started: older handles are dead
         self._closing: list[int] = []
+        self._writes: dict[bytes, bool] = {}  # is_write's answers, by the action's JSON
         self._ids = 0
         hello = self._start()
         self.name: str = hello["name"]
@@ -256,7 +258,14 @@ class Remote:
         return msgspec.convert(raw, Step)
 
     def is_write(self, action: Action) -> bool:
-        return bool(self._call("is_write", action=msgspec.to_builtins(action)))
+        # Asked of every action of every cell: a pure function of the action, so each is asked of the worker once.
+        key = msgspec.json.encode(action)
+        known = self._writes.get(key)
+        if known is None:
+            if len(self._writes) >= WRITES_KEPT:
+                self._writes.clear()
+            known = self._writes[key] = bool(self._call("is_write", action=msgspec.to_builtins(action)))
+        return known
 
     def snapshot(self, episode: Handle) -> Any:
         return self._call("snapshot", episode=self._handle(episode))
