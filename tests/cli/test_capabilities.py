@@ -118,13 +118,14 @@ def test_one_registry_style_for_all_four():
     assert faults.FAMILIES.names()[:2] == ["claim-only", "omit"]
     assert rewards.FORMULAS.names() == ["canopy", "entropy-preserving", "procredit"]
     assert executor.EXECUTORS.names() == ["pool", "inprocess", "ray"]
-    assert adapters.BENCHMARKS.names()[:7] == [
+    assert adapters.BENCHMARKS.names()[:8] == [
         "agentdojo",
         "appworld",
         "bfcl",
         "miniwob",
         "miniwob-gym",
         "tau2",
+        "webarena-verified",
         "workarena",
     ]
     with pytest.raises(AuditError, match="unknown executor 'threads'"):

@@ -166,7 +166,7 @@ rows_strategy = st.lists(
 def confirmed(r: CellResult) -> bool:
     # The rule, restated apart from coverage.py's own code.
     return (
-        r.family in ("extra", "extra-ni", "extra-oos")
+        r.family in ("extra", "extra-ni", "extra-oos", "wrong-first", "oos-before")
         and r.outcome.value in ("rejected", "false_accept")
         and not r.unscorable
     )
