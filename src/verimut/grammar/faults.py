@@ -613,9 +613,12 @@ def alt_idem(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
 # Each acts on the reference answer's values (answers.values) that the run states of its own: a value the
 # instruction already gives is an echo of the question, not its answer, and is left alone; a name counts only
 # when the start state holds it whole, or the run read it and it has two words or more (a capitalized word of
-# prose is no value). At most ANSWER_VALUES values per task, in the answer's order, bound the cost.
+# prose is no value). At most ANSWER_VALUES values per task, in the answer's order, bound the cost; at most
+# ANSWER_LOOKED distinct values are looked at (each is looked up in the start state), and an answer longer than
+# answers.PARSED characters is not parsed at all: an answer family refuses it (as evidence is capped, records.CAP).
 
 ANSWER_VALUES = 8
+ANSWER_LOOKED = 64
 _NO_CHANNEL = Refusal("the benchmark declares no answer channel (its verifier grades no answer)")
 _NO_ANSWER = Refusal("the reference run gives no answer")
 
@@ -632,6 +635,10 @@ def _reference_answer(run: Run, ctx: FaultContext) -> str | Refusal:
     if ctx.channel is None:
         return _NO_CHANNEL
     said = ctx.channel.read(run)
+    if len(said) > answers.PARSED:
+        return Refusal(
+            f"the reference answer is {len(said):,} characters: the answer families parse at most {answers.PARSED:,}"
+        )
     return said if said.strip() else _NO_ANSWER
 
 
@@ -645,14 +652,26 @@ def _said(run: Run, ctx: FaultContext, answer: str) -> list[_Said] | Refusal:
     found: list[_Said] = []
     echoes: list[str] = []
     unasked: list[str] = []  # values the gold answer volunteers: the instruction never asks for them
+    seen: dict[tuple[str, str], list[str] | None] = {}  # a value looked at: the list it went to (None: none)
     for k, v in enumerate(answers.values(answer)):
-        if any(s.value.text == v.text and s.value.kind == v.kind for s in found):
-            continue  # the same value twice: one cell edits every occurrence
+        if len(found) == ANSWER_VALUES:
+            break
+        key = (v.kind, v.text)
+        if key in seen:  # the same value twice: one cell edits every occurrence
+            went = seen[key]
+            if went is not None:
+                went.append(v.text)
+            continue
+        if len(seen) == ANSWER_LOOKED:
+            break
+        seen[key] = None
         if answers.echoed(v, ctx.instruction):
             echoes.append(v.text)
+            seen[key] = echoes
             continue
         if not answers.asked(v, ctx.instruction, ctx.values):
             unasked.append(v.text)
+            seen[key] = unasked
             continue
         at = answers.read_from(v, reads)
         whole = bool(ctx.values.places_of.get(f"str:{v.text}"))
