@@ -67,13 +67,12 @@ def _executor(executor: str | Executor, workers: int | None, timeout: float, add
 def earlier(directory: str | Path, benchmark: str, arm: Arm) -> diff_mod.Audited:
     """An earlier audit to compare a run with (`--against`), read before the run so that one of another
     benchmark or arm is refused before anything is written."""
-    store = Store(Path(directory))
-    m = store.read_manifest()
+    m, rows = Store(Path(directory)).finished()
     if m.benchmark != benchmark:
         raise AuditError(f"--against {directory} is an audit of {m.benchmark!r}, not of {benchmark!r}")
     if m.arm != arm.name:
         raise AuditError(f"--against {directory} is a {arms.of(m).title}, not a {arm.title}")
-    return diff_mod.Audited(m, store.rows(), str(directory))
+    return diff_mod.Audited(m, rows, str(directory))
 
 
 def summarize(

@@ -66,9 +66,7 @@ def baseline(
 ) -> None:
     """Print a baseline of the audit's findings (confirmed false accepts, false rejects, vacuous verifiers) as JSON."""
     given = load_optional(keep)  # a bad file first, before the audit is read
-    store = Store(directory)
-    m = store.read_manifest()
-    rows = store.rows()
+    m, rows = Store(directory).finished()
     if given is None:
         b = baseline_mod.build(m, rows, reason)
     else:

@@ -37,9 +37,8 @@ def _ci_outputs(ci: CI, directory: Path, locate: sarif.Locator | None, given: Gi
         for line in given.lines(found):
             out.print(line, highlight=False, markup=False, soft_wrap=True)
     if ci.against is not None:
-        other = Store(ci.against)
         d = diff_mod.compare(
-            diff_mod.Audited(other.read_manifest(), other.rows(), str(ci.against)),
+            diff_mod.Audited(*Store(ci.against).finished(), str(ci.against)),
             diff_mod.Audited(m, rows, str(directory)),
         )
         out.print(f"against {ci.against}: {diff_line(d)} (report.html: section 'Against')", highlight=False)
