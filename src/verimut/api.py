@@ -206,7 +206,9 @@ def repair(
     m = store.read_manifest()
     if benchmark is None and not adapters.known(m.benchmark):
         raise AuditError(f"{m.benchmark!r} is not built in: give the benchmark as given to `audit` (module:object)")
-    bench, source = _bench(benchmark if benchmark is not None else m.benchmark, m.version, None)
+    given = benchmark if benchmark is not None else m.benchmark
+    # By name, with the audit's options (an object given is already made, with its own).
+    bench, source = _bench(given, m.version, m.options if isinstance(given, str) else None)
     with _executor(executor, workers, timeout, address) as runner, store.lock():
         swapped = None if census is None else Store(Path(census))
         report = run_repair(bench, m, store.rows(), store, swapped, executor=runner, source=source)

@@ -9,6 +9,7 @@ adapter's options as keywords, and returns one.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import sys
 from collections.abc import Mapping
@@ -66,7 +67,7 @@ def load(name: str, version: str | None = None, options: Mapping[str, Any] | Non
         raise AuditError(f"{name!r} does not implement the adapter interface: missing {', '.join(missing)}")
     if version is not None and bench.version != version:
         raise AuditError(f"{name!r} is version {bench.version!r}, not the requested {version!r}")
-    return resolve(bench)
+    return dataclasses.replace(resolve(bench), options=dict(options)) if options else resolve(bench)
 
 
 def _call_factory(name: str, factory: Any, version: str | None, options: Mapping[str, Any]) -> Any:

@@ -175,6 +175,11 @@ class TaskFacts(msgspec.Struct, frozen=True):
         return not self.effect and not self.reference_answer.strip() and not self.question
 
 
+# The provenance entry that holds the adapter's options (as JSON): in provenance, so that an audit made without
+# options records what it did before, and a resume with other options is another manifest.
+OPTIONS = "verimut.adapter_options"
+
+
 class Manifest(msgspec.Struct, frozen=True):
     verimut: str
     benchmark: str
@@ -202,6 +207,12 @@ class Manifest(msgspec.Struct, frozen=True):
     def ignore(self) -> list[str]:
         """What comparisons leave out: telemetry and masks, and the assigned keys' rule (oracle.ASSIGNED)."""
         return [*self.telemetry, *self.masks, *(f"{glob}[{oracle.ASSIGNED}]" for glob in self.assigned_keys)]
+
+    @property
+    def options(self) -> dict[str, Any]:
+        """The options the audit's adapter was made with (`--option`), which every later command rebuilds it with."""
+        recorded = self.provenance.get(OPTIONS)
+        return {} if recorded is None else dict(msgspec.json.decode(recorded))
 
     def ignore_for(self, task: str) -> list[str]:
         """`ignore`, less the declarations `task`'s own verifier grades (they are its state)."""

@@ -24,7 +24,7 @@ from verimut import __version__
 from verimut.core import deadline, forms
 from verimut.core.benchmark import GOAL, Adapter, Benchmark, contract_of, kind_of
 from verimut.core.errors import AuditError
-from verimut.core.records import Cell, CensusEntry, Manifest, TaskFacts, cell_id, content_hash
+from verimut.core.records import OPTIONS, Cell, CensusEntry, Manifest, TaskFacts, cell_id, content_hash
 from verimut.core.replay import passing_replay, replay
 from verimut.core.run import Action, Run
 from verimut.engine import arms, declared
@@ -315,6 +315,19 @@ def _facts(
     return _Facts(facts, cells)
 
 
+def _provenance(bench: Adapter) -> dict[str, str]:
+    """The benchmark's provenance, and the options its adapter was made with (none: no entry, as before)."""
+    found = dict(bench.provenance())
+    if bench.options:
+        try:
+            found[OPTIONS] = msgspec.json.encode(dict(bench.options), order="sorted").decode()
+        except (TypeError, msgspec.EncodeError) as e:
+            raise AuditError(
+                f"the adapter's options must be JSON values, to be recorded in the manifest: {e}"
+            ) from None
+    return found
+
+
 def build(
     bench: Adapter,
     tasks: Sequence[str],
@@ -349,7 +362,7 @@ def build(
         verimut=__version__,
         benchmark=bench.name,
         version=bench.version,
-        provenance=dict(bench.provenance()),
+        provenance=_provenance(bench),
         families=arm.families(families),
         telemetry=telemetry,
         masks=masks,

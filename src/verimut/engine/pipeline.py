@@ -86,7 +86,18 @@ class Progress(Protocol):
 def _differences(stored: Manifest, fresh: Manifest) -> str:
     named = [
         f
-        for f in ("benchmark", "version", "provenance", "families", "telemetry", "masks", "tasks", "cells", "verimut")
+        for f in (
+            "benchmark",
+            "version",
+            "options",
+            "provenance",
+            "families",
+            "telemetry",
+            "masks",
+            "tasks",
+            "cells",
+            "verimut",
+        )
         if getattr(stored, f) != getattr(fresh, f)
     ]
     return ", ".join(named) or "content"
