@@ -117,6 +117,9 @@ def document(m: Manifest, rows: Mapping[str, CellResult], baseline: Match | None
     for k, v in totals.items():
         root.set(k, str(v))
     root.set("time", f"{seconds:.3f}")
+    for element in root.iter():  # names too: a task id or a provenance value with an ESC made the file unreadable
+        element.attrib = {_clean(k): _clean(v) for k, v in element.attrib.items()}
+        element.text = None if element.text is None else _clean(element.text)
     return root
 
 

@@ -22,6 +22,7 @@ closes its alert.
 from __future__ import annotations
 
 import hashlib
+import urllib.parse
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -98,8 +99,8 @@ def _rule(family: str) -> dict[str, Any]:
 
 def _uri(path: str, root: Path) -> dict[str, str]:
     p = Path(path).resolve()
-    try:
-        return {"uri": p.relative_to(root.resolve()).as_posix(), "uriBaseId": SRCROOT}
+    try:  # a URI reference: a space, "%" or "#" in a file's name percent-encoded, as as_uri() does
+        return {"uri": urllib.parse.quote(p.relative_to(root.resolve()).as_posix()), "uriBaseId": SRCROOT}
     except ValueError:
         return {"uri": p.as_uri()}
 
