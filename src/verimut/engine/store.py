@@ -464,6 +464,13 @@ def write_diff(directory: Path, report: Any, text: str) -> tuple[Path, Path]:
         raise AuditError(f"--out {directory} is a file, not a directory")
     if (directory / MANIFEST).exists():
         raise AuditError(f"--out {directory} is an audit's directory: give the diff a directory of its own")
+    # Nor inside one (`bundle` would refuse the stray files): an ancestor with a ledger beside its manifest.json
+    # (a project's own manifest.json alone is no audit).
+    for place in directory.absolute().parents:
+        if (place / MANIFEST).is_file() and (place / LEDGER).is_file():
+            raise AuditError(
+                f"--out {directory} is inside {place}, an audit's directory: give the diff a directory of its own"
+            )
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as e:

@@ -33,6 +33,7 @@ from verimut import __version__
 from verimut.core.benchmark import Adapter
 from verimut.core.records import Cell, CellResult, Manifest, Outcome
 from verimut.engine import arms
+from verimut.engine.store import atomic_write
 from verimut.findings import evidence
 from verimut.findings.baseline import Entry, Match
 from verimut.grammar.faults import FAMILIES, spec_of
@@ -276,8 +277,7 @@ def write(
     root: Path | None = None,
     baseline: Match | None = None,
 ) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(msgspec.json.format(msgspec.json.encode(document(m, rows, locate, root, baseline))))
+    atomic_write(path, msgspec.json.format(msgspec.json.encode(document(m, rows, locate, root, baseline))))
     return path
 
 
