@@ -94,5 +94,10 @@ def known(name: str) -> bool:
     return name in BENCHMARKS
 
 
+def implements(obj: Any) -> bool:
+    """Whether `obj` is an adapter object (it has every member of the interface)."""
+    return _implements(obj)
+
+
 def _implements(obj: Any) -> bool:
     return not isinstance(obj, type) and all(hasattr(obj, m) for m in _REQUIRED)

@@ -268,7 +268,7 @@ class Adapter:
         return guard.call(self.bench.reset, task)
 
     def reference(self, task: str, episode: Any) -> Run:
-        return guard.call(self.bench.reference, task, episode)
+        return guard.reference_run(guard.call(self.bench.reference, task, episode), self.bench.name, task)
 
     def execute(self, episode: Any, action: Action) -> Step:
         # A copy: an adapter that consumes its arguments (pops them) must not change the run verimut recorded.

@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 import msgspec
 
 from verimut.core.errors import AuditError
-from verimut.core.run import Verdict
+from verimut.core.run import Run, Verdict
 
 R = TypeVar("R")
 
@@ -45,6 +45,24 @@ def call(fn: Callable[..., R], *args: Any) -> R:
         raise BenchmarkExit(f"{getattr(fn, '__qualname__', fn)} called sys.exit({e.code!r})") from None
 
 
+def reference_run(value: object, bench: str, task: str) -> Run:
+    """A reference run as verimut reads it: a Run whose answer is text. Anything else is the adapter's mistake,
+    said in one line (an answer of bytes or None used to end the manifest build in an internal error)."""
+    if not isinstance(value, Run):
+        raise AuditError(f"{bench}'s reference({task!r}) returned {type(value).__name__}, not a Run")
+    if not isinstance(value.answer, str):
+        raise AuditError(
+            f"{bench}'s reference run for {task!r} has an answer of type {type(value.answer).__name__} "
+            f'({_shown(value.answer)}), not str: give the answer as text ("" for none)'
+        )
+    return value
+
+
+def _shown(value: object) -> str:
+    shown = repr(value)
+    return shown if len(shown) <= 40 else shown[:37] + "..."
+
+
 def _is_numpy(value: object, *names: str) -> bool:
     kind = type(value)
     return kind.__module__ == "numpy" and kind.__name__ in names
@@ -55,9 +73,7 @@ def truth(value: object, what: str) -> bool:
         return value
     if _is_numpy(value, "bool_", "bool"):
         return bool(value)
-    shown = repr(value)
-    shown = shown if len(shown) <= 40 else shown[:37] + "..."
-    raise VerdictError(f"{what} is {type(value).__name__} ({shown}), not a bool")
+    raise VerdictError(f"{what} is {type(value).__name__} ({_shown(value)}), not a bool")
 
 
 def verdict(answer: object) -> Verdict:

@@ -73,11 +73,23 @@ def _markers(answer: str) -> set[int]:
     return {m.start() for m in _MARKER.finditer(answer)}
 
 
+# A terminal escape sequence (CSI "ESC[31m", OSC "ESC]0;title BEL", 8-bit CSI): its digits are codes, not values.
+_ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x9b[0-?]*[ -/]*[@-~]|\x1b")
+
+
+def _unescaped(answer: str) -> str:
+    """The answer with each escape sequence blanked, character for character (so positions stay the answer's)."""
+    if "\x1b" not in answer and "\x9b" not in answer:
+        return answer
+    return _ESCAPE.sub(lambda m: " " * len(m.group()), answer)
+
+
 def values(answer: str) -> list[Value]:
-    """The values an answer states, in order. A numbered answer's markers ("1.", "2.") are none."""
+    """The values an answer states, in order. A numbered answer's markers ("1.", "2.") are none, nor are the
+    numbers of a terminal escape sequence ("ESC[31m")."""
     markers = _markers(answer)
     found: list[Value] = []
-    for m in _ANY.finditer(answer):
+    for m in _ANY.finditer(_unescaped(answer)):
         kind = m.lastgroup
         assert kind is not None
         text = m.group(0).rstrip(".") if kind == NAME else m.group(0)
