@@ -9,6 +9,8 @@ beside it. Exact-match tasks (enter-text) reject every edit of what was typed.
 from __future__ import annotations
 
 import json
+import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -146,3 +148,28 @@ def test_what_ended_the_episode_is_in_the_end_state(bench):
     assert {k: v for k, v in done.end.items() if k not in ("episode", "wob")} == {
         k: v for k, v in right.items() if k not in ("episode", "wob")
     }
+
+
+def _servers() -> set[int]:
+    """The pids of every `python -m http.server` on the machine (the cube's server is one)."""
+    found = set()
+    for name in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmd = (Path("/proc") / name / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"http.server" in cmd and b"-m" in cmd:
+            found.add(int(name))
+    return found
+
+
+def test_an_audit_leaves_no_http_server_running(tmp_path):
+    # issue 43: each worker (the manifest's, the scoring pool's) started the cube's http.server and was killed
+    # before its atexit could stop it: every audit left two, reparented to pid 1.
+    before = _servers()
+    done = verimut("audit", "miniwob", "--task", "enter-text/1", "-f", "claim-only", "--out", str(tmp_path / "a"), "-q")
+    assert done.returncode == 0, done.stdout + done.stderr
+    deadline = time.monotonic() + 10  # the reaper acts on the worker's death: give it a moment
+    while _servers() - before and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _servers() - before
