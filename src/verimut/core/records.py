@@ -308,6 +308,9 @@ class Evidence(msgspec.Struct, frozen=True, omit_defaults=True):
     effect_free_text_differs: list[str] | None = None
     error: str | None = None  # an action of the run raised
     executor: str | None = None  # the executor could not finish the cell (timeout, dead worker)
+    # The error is the machinery's (a worker killed by a signal, a browser closed), not the benchmark's code: the
+    # cell is scored again, once in the run and on a rerun (errors.InfrastructureError).
+    infrastructure: bool | None = None
     traceback: str | None = None  # the verifier raised
     verifier: str | None = None  # the verifier's own message
     # A raw difference from the reference that none of the suite's reads reveals (a fault counted harmless for
@@ -337,6 +340,11 @@ class CellResult(msgspec.Struct, frozen=True):
     reason: str | None = None
     unscorable: bool = False
     seconds: float = 0.0
+
+    @property
+    def lost(self) -> bool:
+        """An error of the machinery's, not the benchmark's (errors.InfrastructureError): scored again on a rerun."""
+        return self.outcome == Outcome.ERROR and self.evidence.infrastructure is True
 
 
 # --- the run log -------------------------------------------------------------------------------

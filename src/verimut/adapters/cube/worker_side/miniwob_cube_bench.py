@@ -45,6 +45,8 @@ from miniwob_page import PRELOAD_JS, STATE_JS, TARGET, TARGET_JS, UNMARK_JS, WAT
 from miniwob_solvers import SOLVERS, STATES, Instruction
 
 CHROMIUM = "/usr/bin/chromium"
+# How Playwright says the browser under a page is gone (its process killed or crashed), not that a task failed.
+BROWSER_GONE = ("TargetClosedError", "has been closed", "Browser closed", "Target crashed", "Page crashed")
 SEEDS = (1, 2, 3)
 
 
@@ -277,3 +279,11 @@ class MiniWobCube:
 
     def close(self, episode: Episode) -> None:
         """Nothing to release: the page stays for the task's next episode (closed when the worker exits)."""
+
+    @staticmethod
+    def broken(error: Exception) -> bool:
+        """Whether an error is the browser's end, not the task's (verimut's worker protocol): Chromium closed or
+        crashed under the page. verimut then ends this worker and starts another, with a new browser, and scores
+        the cell again; an error of the task's own code is its cell's error."""
+        text = f"{type(error).__name__}: {error}"
+        return any(sign in text for sign in BROWSER_GONE)
