@@ -20,6 +20,7 @@ from verimut import Run, Verdict
 
 DIR_ENV = "VERIMUT_KILLED_DIR"
 KILLS_ENV = "VERIMUT_KILLS"  # how many times each such cell's process is killed (default 1)
+CONTROL_ENV = "VERIMUT_KILL_CONTROL"  # a task whose reference run's verification is killed too (its control)
 
 
 class KilledBench(TodoBench):
@@ -27,7 +28,8 @@ class KilledBench(TodoBench):
 
     def verify(self, episode: dict[str, Any], run: Run) -> Verdict:
         where = os.environ.get(DIR_ENV)
-        if where and episode["items"].count("buy milk") == 2:  # add_milk's extra: its worker is killed
+        reference = os.environ.get(CONTROL_ENV) == episode["task"] and run == self.reference(episode["task"], None)
+        if where and (episode["items"].count("buy milk") == 2 or reference):  # add_milk's extra, or that control
             count = Path(where) / hashlib.sha256(repr(run).encode()).hexdigest()[:16]
             kills = int(count.read_text()) if count.exists() else 0
             if kills < int(os.environ.get(KILLS_ENV, "1")):

@@ -20,8 +20,13 @@ from conftest import ROOT
 CELL = "todo/add_milk:extra"
 
 
-def _audit(out: Path, kills: int, counts: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "VERIMUT_KILLED_DIR": str(counts), "VERIMUT_KILLS": str(kills)}
+def _audit(out: Path, kills: int, counts: Path, control: str = "") -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "VERIMUT_KILLED_DIR": str(counts),
+        "VERIMUT_KILLS": str(kills),
+        "VERIMUT_KILL_CONTROL": control,
+    }
     return subprocess.run(
         [
             sys.executable,
@@ -72,8 +77,23 @@ def test_a_cell_still_lost_at_the_end_is_scored_on_a_rerun(tmp_path: Path):
     first = _audit(out, 2, counts)  # killed in the run and in its one retry
     assert _outcomes(out)[CELL] == "error"
     assert first.returncode == 1, first.stderr  # add_call's and the appended items' false accepts
+    assert f"1 cell(s) lost to the machinery (a worker killed, a browser closed; first: {CELL})" in first.stdout
     again = _audit(out, 2, counts)
     assert again.returncode == 1, again.stderr
     assert _outcomes(out)[CELL] == "false_accept"
     rerun = [r for r in _rows(out) if r["cell_id"] == CELL]
     assert [r["outcome"] for r in rerun] == ["error", "error", "false_accept"]
+
+
+def test_the_cells_a_lost_control_blocked_are_scored_on_the_rerun(tmp_path: Path):
+    counts = tmp_path / "counts"
+    counts.mkdir()
+    clean = _audit(tmp_path / "clean", 0, counts)
+    out = tmp_path / "control"
+    first = _audit(out, 2, counts, control="todo/add_call")
+    assert _outcomes(out)["todo/add_call:control"] == "error"
+    blocked = [r for r in _rows(out) if r["task"] == "todo/add_call" and r["unscorable"]]
+    assert blocked and first.returncode == 1, first.stderr
+    again = _audit(out, 2, counts, control="todo/add_call")
+    assert again.returncode == clean.returncode == 1, again.stderr
+    assert _outcomes(out) == _outcomes(tmp_path / "clean")  # the control, and every cell it blocked, scored
