@@ -51,3 +51,14 @@ def test_the_numbers_of_a_terminal_escape_are_no_values():
     assert [(v.text, v.kind, v.start) for v in answers.values(coloured)] == [("3", answers.NUMBER, 5)]
     edited = answers.replace(coloured, answers.values(coloured)[0], "4")
     assert edited == "\x1b[31m4\x1b[0m apples, \x1b]0;title 42\x07 \x9b2J"  # the codes untouched
+
+
+def test_an_answer_longer_than_a_mebibyte_is_one_line():
+    # 0.4: a 10.8 MB answer went into every edited run of its task: a 104 MB manifest of one task's cells
+    bench = resolve(Says("Done. " + "x" * (1024 * 1024)))
+    with pytest.raises(AuditError) as raised:
+        bench.reference("todo/add_milk", bench.reset("todo/add_milk"))
+    assert str(raised.value) == (
+        "todo-answers's reference run for 'todo/add_milk' has an answer of 1,048,582 characters: verimut audits "
+        "answers of at most 1,048,576 (every edited run carries it); audit the other tasks with --task"
+    )

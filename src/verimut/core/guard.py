@@ -26,6 +26,10 @@ from verimut.core.run import Run, Verdict
 
 R = TypeVar("R")
 
+# The longest reference answer verimut audits: an answer is a reply, and each of a task's edited runs carries a
+# copy (a 10.8 MB answer made a 104 MB manifest of one task's cells).
+ANSWER_MOST = 1024 * 1024
+
 DEPTH = 200  # deeper than any real state; a structure this deep is most likely one that contains itself
 
 
@@ -54,6 +58,11 @@ def reference_run(value: object, bench: str, task: str) -> Run:
         raise AuditError(
             f"{bench}'s reference run for {task!r} has an answer of type {type(value.answer).__name__} "
             f'({_shown(value.answer)}), not str: give the answer as text ("" for none)'
+        )
+    if len(value.answer) > ANSWER_MOST:
+        raise AuditError(
+            f"{bench}'s reference run for {task!r} has an answer of {len(value.answer):,} characters: verimut audits "
+            f"answers of at most {ANSWER_MOST:,} (every edited run carries it); audit the other tasks with --task"
         )
     return value
 
