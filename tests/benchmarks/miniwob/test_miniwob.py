@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from browser_crash import audit_killing_the_browser
 from conftest import ROOT, verimut
 
 if not (ROOT / ".venv-cube" / "bin" / "python").exists():
@@ -178,54 +176,19 @@ def test_an_audit_leaves_no_http_server_running(tmp_path):
     assert not _servers() - before
 
 
-def _browsers_under(root: int) -> list[int]:
-    """Chromium's browser processes (not its renderers and helpers, `--type=...`) in `root`'s process tree."""
-    parents: dict[int, int] = {}
-    for name in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            parents[int(name)] = int((Path("/proc") / name / "stat").read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-    tree, grew = {root}, True
-    while grew:
-        more = {pid for pid, parent in parents.items() if parent in tree} - tree
-        tree |= more
-        grew = bool(more)
-    found = []
-    for pid in tree - {root}:
-        try:
-            cmd = (Path("/proc") / str(pid) / "cmdline").read_bytes()
-        except OSError:
-            continue
-        if b"chrom" in cmd and b"--type=" not in cmd:
-            found.append(pid)
-    return found
-
-
 def test_a_browser_killed_mid_audit_costs_no_finding(audit, tmp_path):
     # issue 43: killing Chromium's main process turned every later cell of its worker into an error ("browser has
     # been closed"): 12 false accepts became 0, exit 0, and a rerun kept the errors. Now the worker says its
     # browser is gone (`broken`), verimut starts a new worker (a new browser) and scores the cell again.
     out = tmp_path / "crashed"
-    args = [a for t in TASKS for a in ("--task", t)]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "verimut.cli", "audit", "miniwob", *args, "--out", str(out), "-q"],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    ledger, deadline = out / "cells.jsonl", time.monotonic() + 600
-    while (not ledger.exists() or ledger.read_text().count("\n") < 8) and time.monotonic() < deadline:
-        assert proc.poll() is None, "the audit ended before its browser could be killed"
-        time.sleep(0.05)
-    killed = _browsers_under(proc.pid)
-    for pid in killed:
-        os.kill(pid, signal.SIGKILL)
-    assert killed and proc.wait(timeout=600) == 1  # its confirmed false accepts, as the clean audit's
+    code, killed = audit_killing_the_browser("miniwob", TASKS, out)
+    assert killed and code == 1  # its confirmed false accepts, as the clean audit's
     crashed, clean = rows(out), rows(audit)
     assert {c for c, r in crashed.items() if r["outcome"] == "false_accept"} == {
         c for c, r in clean.items() if r["outcome"] == "false_accept"
     }
     assert not [c for c, r in crashed.items() if r["outcome"] == "error"]
-    lost = [json.loads(line) for line in ledger.read_text().splitlines() if '"infrastructure":true' in line]
+    lost = [
+        json.loads(line) for line in (out / "cells.jsonl").read_text().splitlines() if '"infrastructure":true' in line
+    ]
     assert lost and all("a new worker is started" in r["reason"] for r in lost)

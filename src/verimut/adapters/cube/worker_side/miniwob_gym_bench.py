@@ -80,6 +80,8 @@ from selenium.webdriver.support.select import Select
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
+# How Selenium says the browser under its session is gone (its process killed or crashed), not that a task failed.
+BROWSER_GONE = ("InvalidSessionIdException", "invalid session id", "chrome not reachable", "not connected to DevTools")
 SEEDS = (1, 2, 3)  # must match miniwob_cube_bench.SEEDS (not imported from there: that module imports CUBE)
 RECORD_SCREENSHOTS = False  # the DOM observation is what the actions use; a screenshot per step is slow
 
@@ -379,3 +381,11 @@ class MiniWobGym:
 
     def close(self, episode: Episode) -> None:
         """Nothing to release: the environment stays for the task's next episode (closed when the worker exits)."""
+
+    @staticmethod
+    def broken(error: Exception) -> bool:
+        """Whether an error is the browser's end, not the task's (verimut's worker protocol): Chromium closed or
+        crashed under the driver's session. verimut then ends this worker (its reaper ends chromedriver) and
+        starts another, with a new browser, and scores the cell again."""
+        text = f"{type(error).__name__}: {error}"
+        return any(sign in text for sign in BROWSER_GONE)
