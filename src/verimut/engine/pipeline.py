@@ -203,7 +203,8 @@ def score_all(
         record(executor.run(factory, groups(cells)))
         again = [by_id[cid] for cid in lost]
         lost.clear()
-        record(executor.run(factory, groups(again)))
+        if again:  # (an executor given nothing may still start its workers: Ray's are cancelled unstarted)
+            record(executor.run(factory, groups(again)))
         if progress is not None:
             for _ in lost:
                 progress.advance(bar)
