@@ -14,6 +14,7 @@ caller then closes. Bad input raises `verimut.AuditError` with a one-line messag
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -42,8 +43,37 @@ from verimut.repair import run as run_repair
 Bench = str | Benchmark | Adapter
 
 
+_PATHS_REQUIRED = ("out", "directory")
+
+
+def _typed(
+    paths: Mapping[str, object] = {}, names: Mapping[str, object] = {}, numbers: Mapping[str, object] = {}
+) -> None:
+    """Arguments of the wrong type, said in one line (the command line's are typed by its parser): a path that is
+    not one, a string where a list of names is meant (`suites="banking"` was read as the suites "b", "a", ...)."""
+    for what, value in paths.items():  # None only where the argument is optional (its default)
+        if (value is not None or what in _PATHS_REQUIRED) and not isinstance(value, str | os.PathLike):
+            raise AuditError(f"{what} must be a path (str or pathlib.Path), not {type(value).__name__}")
+    for what, value in names.items():
+        if isinstance(value, str):
+            raise AuditError(f"{what} must be a list of names, not the string {value!r}: {what}=[{value!r}]")
+        if not isinstance(value, Sequence) or not all(isinstance(v, str) for v in value):
+            raise AuditError(f"{what} must be a list of names (str), not {type(value).__name__}")
+    for what, value in numbers.items():
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+            raise AuditError(f"{what} must be a number, not {type(value).__name__}")
+
+
 def _bench(benchmark: Bench, version: str | None, options: Mapping[str, Any] | None) -> tuple[Adapter, Source | None]:
     """The adapter, and how a worker that does not fork loads it (a name only: an object cannot travel)."""
+    if options is not None and not isinstance(options, Mapping):
+        raise AuditError(f"options must be a mapping of names to values, not {type(options).__name__}")
+    if version is not None and not isinstance(version, str):
+        raise AuditError(f"version must be a str, not {type(version).__name__}")
+    if not isinstance(benchmark, str | Adapter) and not adapters.implements(benchmark):
+        raise AuditError(
+            f"benchmark must be a name (str) or an adapter object (docs/adapters.md), not {type(benchmark).__name__}"
+        )
     if isinstance(benchmark, str):
         return adapters.load(benchmark, version, options), Source.here(benchmark, version, options)
     if options:
@@ -67,13 +97,12 @@ def _executor(executor: str | Executor, workers: int | None, timeout: float, add
 def earlier(directory: str | Path, benchmark: str, arm: Arm) -> diff_mod.Audited:
     """An earlier audit to compare a run with (`--against`), read before the run so that one of another
     benchmark or arm is refused before anything is written."""
-    store = Store(Path(directory))
-    m = store.read_manifest()
+    m, rows = Store(Path(directory)).finished()
     if m.benchmark != benchmark:
         raise AuditError(f"--against {directory} is an audit of {m.benchmark!r}, not of {benchmark!r}")
     if m.arm != arm.name:
         raise AuditError(f"--against {directory} is a {arms.of(m).title}, not a {arm.title}")
-    return diff_mod.Audited(m, store.rows(), str(directory))
+    return diff_mod.Audited(m, rows, str(directory))
 
 
 def summarize(
@@ -137,6 +166,11 @@ def audit(
     (Ray); a benchmark given by name needs none. `against`: an earlier audit of the same benchmark (its directory),
     which report.html is compared with (`verimut diff`).
     """
+    _typed(
+        {"out": out, "against": against},
+        {"suites": suites, "tasks": tasks, "families": families, "kinds": kinds},
+        {"workers": workers, "timeout": timeout},
+    )
     bench, named = _bench(benchmark, version, options)
     chosen = pipeline.select_kinds(bench, pipeline.select_tasks(bench.tasks(), suites, tasks), kinds)
     fams = pipeline.select_families(families, bench.grammar)
@@ -167,6 +201,9 @@ def swap(
     Only "user" tasks are paired: another kind's verifier (AgentDojo's `security`) asks whether an
     attack succeeded, not whether a user's request was done, so a swapped pass means nothing.
     """
+    _typed(
+        {"out": out, "against": against}, {"suites": suites, "tasks": tasks}, {"workers": workers, "timeout": timeout}
+    )
     bench, named = _bench(benchmark, version, options)
     if bench.verify_as is None:
         raise AuditError(
@@ -203,11 +240,14 @@ def repair(
     on `executor`, as the audit scored them, and rebuilds report.html with the before/after counts. `benchmark`:
     as given to `audit`, when it is not built in (its version is the audit's).
     """
+    _typed({"directory": directory, "census": census}, {}, {"workers": workers, "timeout": timeout})
     store = Store(Path(directory))
     m = store.read_manifest()
     if benchmark is None and not adapters.known(m.benchmark):
         raise AuditError(f"{m.benchmark!r} is not built in: give the benchmark as given to `audit` (module:object)")
-    bench, source = _bench(benchmark if benchmark is not None else m.benchmark, m.version, None)
+    given = benchmark if benchmark is not None else m.benchmark
+    # By name, with the audit's options (an object given is already made, with its own).
+    bench, source = _bench(given, m.version, m.options if isinstance(given, str) else None)
     with _executor(executor, workers, timeout, address) as runner, store.lock():
         swapped = None if census is None else Store(Path(census))
         report = run_repair(bench, m, store.rows(), store, swapped, executor=runner, source=source)

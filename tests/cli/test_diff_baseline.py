@@ -303,3 +303,34 @@ def test_bad_diffs_exit_2_in_one_line_writing_nothing(audits, tmp_path):
         assert r.stderr.startswith("verimut: error: ") and said in r.stderr and r.stderr.count("\n") == 1, r.stderr
         assert not out.exists(), args
     assert not (audits["b"] / "diff.md").exists()
+
+
+# ---- an audit that is not done: refused, never read as its partial findings (issue 43, item 4) -----------
+
+
+def test_diff_and_baseline_refuse_an_audit_still_being_written_or_stopped_early(audits, tmp_path):
+    from verimut.engine.store import Store
+
+    b = _copy(audits["b"], tmp_path / "b")
+    out = tmp_path / "d"
+    commands = (
+        ["diff", str(audits["a"]), str(b), "-o", str(out)],
+        ["diff", str(b), str(audits["a"]), "-o", str(out)],
+        ["baseline", str(b)],
+        ["report", str(_copy(audits["a"], tmp_path / "a")), "--against", str(b)],
+    )
+    with Store(b).lock():  # as an audit holds it while it writes
+        for args in commands:
+            r = verimut(*args)
+            assert r.returncode == 2, (args, r.stdout, r.stderr)
+            assert f"{b} is in use by pid " in r.stderr and "its audit is unfinished" in r.stderr, r.stderr
+            assert r.stderr.count("\n") == 1 and r.stdout == "", r.stderr
+    ledger = b / "cells.jsonl"
+    lines = ledger.read_text().splitlines(keepends=True)
+    ledger.write_text("".join(lines[:-3]))  # stopped (SIGKILL) three cells before its end
+    for args in commands:
+        r = verimut(*args)
+        assert r.returncode == 2, (args, r.stdout, r.stderr)
+        assert f"{b} is an unfinished audit: {len(lines) - 3} of {len(lines)} cells scored" in r.stderr, r.stderr
+        assert r.stderr.count("\n") == 1 and r.stdout == "", r.stderr
+    assert not out.exists()

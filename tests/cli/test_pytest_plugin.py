@@ -129,3 +129,18 @@ def test_the_fixture_takes_a_baseline(verimut_audit, tmp_path):
     assert "1 confirmed false accept(s) in" in str(e.value) and "baselined finding(s) left out" not in str(e.value)
     with pytest.raises(AuditError, match="is a baseline of 'todo-diff', not of 'todo'"):
         verimut_audit(_todo(), families=["extra"], baseline=path)
+
+
+def test_a_failure_shows_the_benchmarks_control_characters_inert_and_out_may_be_a_string(tmp_path, monkeypatch):
+    # issue 43: ESC, BEL and RLO in task data reached the terminal raw through the failure message; out="dir" crashed
+    from escbench import EscBench
+
+    monkeypatch.chdir(tmp_path)
+    audit = run_audit(EscBench(), "esc", families=["extra"])
+    assert audit.directory == tmp_path / "esc" or audit.directory.resolve() == (tmp_path / "esc").resolve()
+    with pytest.raises(pytest.fail.Exception) as e:
+        audit.assert_no_false_accepts()
+    message = str(e.value)
+    assert "extra: confirmed false accept" in message
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]", message)
+    assert "\\x1b]0;pwned\\x07" in message

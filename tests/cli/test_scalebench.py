@@ -35,7 +35,10 @@ def test_every_cell_once_with_rejections_and_false_accepts(tmp_path, command, fa
     assert outcomes["control_pass"] == 8 and not outcomes["control_fail"] and not outcomes["error"]
     assert outcomes["rejected"] and outcomes[false_accept], outcomes
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["provenance"] == {"scalebench": "1", "tasks": "8", "records": "30", "verify_ms": "0.2", "seed": "0"}
+    given = {"tasks": "8", "records": "30", "verify_ms": "0.2", "seed": "0"}
+    # the benchmark's own provenance, and the options the audit made its adapter with (issue 43, item 5)
+    options = json.loads(manifest["provenance"].pop("verimut.adapter_options"))
+    assert manifest["provenance"] == {"scalebench": "1", **given} and options == given
     if command == "swap":
         assert len(cells) == 8 * 8
 

@@ -9,6 +9,7 @@ adapter's options as keywords, and returns one.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import sys
 from collections.abc import Mapping
@@ -67,7 +68,7 @@ def load(name: str, version: str | None = None, options: Mapping[str, Any] | Non
         raise AuditError(f"{name!r} does not implement the adapter interface: missing {', '.join(missing)}")
     if version is not None and bench.version != version:
         raise AuditError(f"{name!r} is version {bench.version!r}, not the requested {version!r}")
-    return resolve(bench)
+    return dataclasses.replace(resolve(bench), options=dict(options)) if options else resolve(bench)
 
 
 def _call_factory(name: str, factory: Any, version: str | None, options: Mapping[str, Any]) -> Any:
@@ -92,6 +93,11 @@ def _call_factory(name: str, factory: Any, version: str | None, options: Mapping
 def known(name: str) -> bool:
     """Whether `name` is a registered benchmark (built in, or an installed package's entry point)."""
     return name in BENCHMARKS
+
+
+def implements(obj: Any) -> bool:
+    """Whether `obj` is an adapter object (it has every member of the interface)."""
+    return _implements(obj)
 
 
 def _implements(obj: Any) -> bool:

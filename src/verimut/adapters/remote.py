@@ -28,7 +28,7 @@ import msgspec
 
 from verimut.core.benchmark import CAPABILITIES, Verdict
 from verimut.core.children import die_with_parent
-from verimut.core.errors import AuditError, BenchmarkCrash
+from verimut.core.errors import AuditError, BenchmarkCrash, InfrastructureError
 from verimut.core.forms import FormFacts
 from verimut.core.run import Action, Run, Step
 
@@ -220,21 +220,29 @@ class Remote:
         except BrokenPipeError:
             code = self._proc.wait()
             self._proc = None
-            raise BenchmarkCrash(f"the benchmark worker died (exit code {code})") from None
+            raise _died(f"the benchmark worker died (exit code {code})", code) from None
         # A long reply (a snapshot) may arrive in several reads; all of it is one line.
         line = self._read_line()
         if line is None:
             died = self._proc.wait() if self._proc else None
             self._proc = None
-            raise BenchmarkCrash(f"the benchmark worker died (exit code {died}) during {method}")
+            raise _died(f"the benchmark worker died (exit code {died}) during {method}", died)
         reply = json.loads(line)
         if "error" in reply:
+            if reply.get("infrastructure"):
+                # The adapter says its machinery failed (its browser closed): this worker is done; the next call
+                # starts a new one, with a new browser.
+                self._end(self._proc)
+                self._proc = None
+                raise InfrastructureError(
+                    f"{method} failed in the benchmark worker's machinery (a new worker is started): {reply['error']}"
+                )
             raise BenchmarkCrash(f"{method} raised in the benchmark worker: {reply['error']}")
         return reply["result"]
 
     def _handle(self, episode: Handle) -> int:
         if episode.generation != self._generation:
-            raise BenchmarkCrash("the benchmark worker holding this episode has been replaced")
+            raise InfrastructureError("the benchmark worker holding this episode has been replaced")
         return episode.number
 
     # -- the adapter interface ----------------------------------------------------------------
@@ -310,3 +318,8 @@ class Remote:
 
     def _patch(self, episode: Handle, path: Sequence[str], value: Any) -> None:
         self._call("patch", episode=self._handle(episode), path=list(path), value=value)
+
+
+def _died(reason: str, code: int | None) -> BenchmarkCrash:
+    """A worker that died: killed by a signal, the machinery's (scored again); an exit, the benchmark's own."""
+    return InfrastructureError(reason) if code is not None and code < 0 else BenchmarkCrash(reason)

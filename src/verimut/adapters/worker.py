@@ -20,6 +20,10 @@ method, and verimut offers only those; "attributes" holds each of ATTRIBUTES (th
 verimut.core.benchmark's, which says what each does (tests/unit/test_worker_protocol.py ties them). A
 `close(episode)` method, when there is one, is called for each episode verimut lets go (a handle it drops, or
 closes). End of input ends the worker.
+
+An adapter whose own machinery can fail under it (a browser that closes) may have `broken(error) -> bool`: an error
+it calls broken is answered {"id", "error", "infrastructure": true}, and verimut ends this worker, starts another
+at its next call, and scores the cell again; any other error is the benchmark's.
 """
 
 from __future__ import annotations
@@ -184,6 +188,7 @@ def main(argv: list[str]) -> int:
     out = os.fdopen(os.dup(sys.stdout.fileno()), "w", buffering=1)
     sys.stdout = sys.stderr
     server = Server(adapter)
+    broken = _method(adapter, "broken")
     hello = {
         "name": adapter.name,
         "version": adapter.version,
@@ -201,6 +206,8 @@ def main(argv: list[str]) -> int:
         except Exception as e:  # noqa: BLE001  (the adapter's error goes back to verimut, which records it)
             detail = traceback.format_exc(limit=3)
             reply = {"id": request["id"], "error": f"{type(e).__name__}: {e}", "traceback": detail}
+            if broken is not None and broken(e):
+                reply["infrastructure"] = True
         out.write(json.dumps(reply) + "\n")
     return 0
 

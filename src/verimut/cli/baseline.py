@@ -6,6 +6,7 @@ The file is the benchmark repository's to commit (findings/baseline.py says what
 
 from __future__ import annotations
 
+import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,16 +36,27 @@ class Given:
         return baseline_mod.lines(found, self.source)
 
 
+# A baseline names findings: a file of more is not one (and /dev/zero would fill memory).
+MOST_BYTES = 256 * 1024 * 1024
+
+
 def load(path: Path) -> Given:
-    """The baseline at `path`, or an AuditError in one line (missing, unreadable, not a baseline)."""
+    """The baseline at `path`, or an AuditError in one line (missing, unreadable, not a regular file, too large,
+    not a baseline)."""
     try:
-        data = path.read_bytes()
+        kind = path.stat().st_mode
+        if stat.S_ISDIR(kind):
+            raise AuditError(f"--baseline {path} is a directory, not a baseline file")
+        if not stat.S_ISREG(kind):  # a FIFO would block forever, a device never end
+            raise AuditError(f"--baseline {path} is not a regular file (a pipe or a device): give a baseline file")
+        with path.open("rb") as f:
+            data = f.read(MOST_BYTES + 1)
     except FileNotFoundError:
         raise AuditError(f"--baseline {path}: no such file") from None
-    except IsADirectoryError:
-        raise AuditError(f"--baseline {path} is a directory, not a baseline file") from None
     except OSError as e:
         raise AuditError(f"--baseline {path}: {e.strerror or e}") from None
+    if len(data) > MOST_BYTES:
+        raise AuditError(f"--baseline {path} is larger than {MOST_BYTES // 2**20} MiB: not a baseline file")
     return Given(baseline_mod.decode(data, str(path)), str(path))
 
 
@@ -66,9 +78,7 @@ def baseline(
 ) -> None:
     """Print a baseline of the audit's findings (confirmed false accepts, false rejects, vacuous verifiers) as JSON."""
     given = load_optional(keep)  # a bad file first, before the audit is read
-    store = Store(directory)
-    m = store.read_manifest()
-    rows = store.rows()
+    m, rows = Store(directory).finished()
     if given is None:
         b = baseline_mod.build(m, rows, reason)
     else:
@@ -77,7 +87,11 @@ def baseline(
         for line in given.lines(found):
             err.print(line, highlight=False, markup=False, soft_wrap=True)
         b = baseline_mod.shrink(given.baseline, m, found)
-    sys.stdout.buffer.write(encode_json(b) + b"\n")
+    try:
+        sys.stdout.buffer.write(encode_json(b) + b"\n")
+        sys.stdout.buffer.flush()
+    except OSError as e:  # a full disk behind `> file`: one line, not a traceback (the audit is only read)
+        raise AuditError(f"cannot write the baseline to standard output: {e.strerror or e}") from None
     sys.stdout.flush()
     err.print(f"{len(b.findings)} finding(s) of {m.benchmark} {m.version}", highlight=False)
     raise typer.Exit(0)

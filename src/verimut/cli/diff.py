@@ -21,8 +21,7 @@ SHOWN = 20  # findings listed per status in the terminal; diff.md lists them all
 
 
 def _read(directory: Path) -> diff_mod.Audited:
-    store = Store(directory)
-    return diff_mod.Audited(store.read_manifest(), store.rows(), str(directory))
+    return diff_mod.Audited(*Store(directory).finished(), str(directory))
 
 
 def diff(

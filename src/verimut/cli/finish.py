@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 
 from verimut.cli import gate as gate_mod
 from verimut.cli.baseline import Given
@@ -37,9 +38,8 @@ def _ci_outputs(ci: CI, directory: Path, locate: sarif.Locator | None, given: Gi
         for line in given.lines(found):
             out.print(line, highlight=False, markup=False, soft_wrap=True)
     if ci.against is not None:
-        other = Store(ci.against)
         d = diff_mod.compare(
-            diff_mod.Audited(other.read_manifest(), other.rows(), str(ci.against)),
+            diff_mod.Audited(*Store(ci.against).finished(), str(ci.against)),
             diff_mod.Audited(m, rows, str(directory)),
         )
         out.print(f"against {ci.against}: {diff_line(d)} (report.html: section 'Against')", highlight=False)
@@ -102,6 +102,12 @@ def finish(
         f"report: {directory / REPORT} and {directory / SUMMARY_MD}  "
         f"(machine-readable: {directory / SUMMARY_JSON}, ledger: {directory / LEDGER})"
     )
+    lost = [r.cell_id for r in Store(directory).rows().values() if r.lost]
+    if lost:
+        out.print(
+            f"[bold red]{len(lost)} cell(s) lost to the machinery[/] (a worker killed, a browser closed; first: "
+            f"{escape(lost[0])}), not scored even after a retry: run the same command again to score them"
+        )
     ci = ci or CI()
     held = _ci_outputs(ci, directory, locate, given)
     gate = gate_mod.read(ci.fail_on, gate_mod.vocabulary_of(s))
@@ -117,4 +123,6 @@ def finish(
         out.print(f"fail-on {str(gate)!r} does not hold{left_out}", highlight=False)
     if not fired and isinstance(s, summary_mod.Summary) and s.nothing_audited is not None:
         raise AuditError(s.nothing_audited)  # the report is written; the exit says the run audited nothing
+    if not fired and lost:  # a pass would hide what the lost cells may hold
+        raise AuditError(f"{len(lost)} cell(s) lost to the machinery: run the same command again to score them")
     raise typer.Exit(1 if fired else 0)

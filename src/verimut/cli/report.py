@@ -69,7 +69,7 @@ def report(
             )
         locate = None
         if sarif_path is not None and (benchmark is not None or adapters.known(m.benchmark)):
-            locate = sarif.locator(adapters.load(benchmark or m.benchmark, m.version))
+            locate = sarif.locator(adapters.load(benchmark or m.benchmark, m.version, m.options))
         # The figures on every core: a report of thousands of tasks draws for seconds.
         result = api.summarize(m, rows, store, procredit_c, OnCores(executor_mod.make("pool")), earlier)
     finish(result, directory, CI(fail_on, junit_path, sarif_path, baseline, against), locate, given)

@@ -233,6 +233,9 @@ class Adapter:
     trace_args: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     target_args: frozenset[str] = frozenset()
     answer_channel: AnswerChannel | None = None
+    # The options its factory was given (`adapters.load`): the manifest records them, so every later command
+    # (repair, report's SARIF) rebuilds this adapter, not the one the factory makes without them.
+    options: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -265,7 +268,7 @@ class Adapter:
         return guard.call(self.bench.reset, task)
 
     def reference(self, task: str, episode: Any) -> Run:
-        return guard.call(self.bench.reference, task, episode)
+        return guard.reference_run(guard.call(self.bench.reference, task, episode), self.bench.name, task)
 
     def execute(self, episode: Any, action: Action) -> Step:
         # A copy: an adapter that consumes its arguments (pops them) must not change the run verimut recorded.

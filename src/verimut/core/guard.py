@@ -22,9 +22,13 @@ from typing import Any, TypeVar
 import msgspec
 
 from verimut.core.errors import AuditError
-from verimut.core.run import Verdict
+from verimut.core.run import Run, Verdict
 
 R = TypeVar("R")
+
+# The longest reference answer verimut audits: an answer is a reply, and each of a task's edited runs carries a
+# copy (a 10.8 MB answer made a 104 MB manifest of one task's cells).
+ANSWER_MOST = 1024 * 1024
 
 DEPTH = 200  # deeper than any real state; a structure this deep is most likely one that contains itself
 
@@ -45,6 +49,29 @@ def call(fn: Callable[..., R], *args: Any) -> R:
         raise BenchmarkExit(f"{getattr(fn, '__qualname__', fn)} called sys.exit({e.code!r})") from None
 
 
+def reference_run(value: object, bench: str, task: str) -> Run:
+    """A reference run as verimut reads it: a Run whose answer is text. Anything else is the adapter's mistake,
+    said in one line (an answer of bytes or None used to end the manifest build in an internal error)."""
+    if not isinstance(value, Run):
+        raise AuditError(f"{bench}'s reference({task!r}) returned {type(value).__name__}, not a Run")
+    if not isinstance(value.answer, str):
+        raise AuditError(
+            f"{bench}'s reference run for {task!r} has an answer of type {type(value.answer).__name__} "
+            f'({_shown(value.answer)}), not str: give the answer as text ("" for none)'
+        )
+    if len(value.answer) > ANSWER_MOST:
+        raise AuditError(
+            f"{bench}'s reference run for {task!r} has an answer of {len(value.answer):,} characters: verimut audits "
+            f"answers of at most {ANSWER_MOST:,} (every edited run carries it); audit the other tasks with --task"
+        )
+    return value
+
+
+def _shown(value: object) -> str:
+    shown = repr(value)
+    return shown if len(shown) <= 40 else shown[:37] + "..."
+
+
 def _is_numpy(value: object, *names: str) -> bool:
     kind = type(value)
     return kind.__module__ == "numpy" and kind.__name__ in names
@@ -55,9 +82,7 @@ def truth(value: object, what: str) -> bool:
         return value
     if _is_numpy(value, "bool_", "bool"):
         return bool(value)
-    shown = repr(value)
-    shown = shown if len(shown) <= 40 else shown[:37] + "..."
-    raise VerdictError(f"{what} is {type(value).__name__} ({shown}), not a bool")
+    raise VerdictError(f"{what} is {type(value).__name__} ({_shown(value)}), not a bool")
 
 
 def verdict(answer: object) -> Verdict:

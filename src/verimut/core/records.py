@@ -175,6 +175,11 @@ class TaskFacts(msgspec.Struct, frozen=True):
         return not self.effect and not self.reference_answer.strip() and not self.question
 
 
+# The provenance entry that holds the adapter's options (as JSON): in provenance, so that an audit made without
+# options records what it did before, and a resume with other options is another manifest.
+OPTIONS = "verimut.adapter_options"
+
+
 class Manifest(msgspec.Struct, frozen=True):
     verimut: str
     benchmark: str
@@ -202,6 +207,12 @@ class Manifest(msgspec.Struct, frozen=True):
     def ignore(self) -> list[str]:
         """What comparisons leave out: telemetry and masks, and the assigned keys' rule (oracle.ASSIGNED)."""
         return [*self.telemetry, *self.masks, *(f"{glob}[{oracle.ASSIGNED}]" for glob in self.assigned_keys)]
+
+    @property
+    def options(self) -> dict[str, Any]:
+        """The options the audit's adapter was made with (`--option`), which every later command rebuilds it with."""
+        recorded = self.provenance.get(OPTIONS)
+        return {} if recorded is None else dict(msgspec.json.decode(recorded))
 
     def ignore_for(self, task: str) -> list[str]:
         """`ignore`, less the declarations `task`'s own verifier grades (they are its state)."""
@@ -297,6 +308,9 @@ class Evidence(msgspec.Struct, frozen=True, omit_defaults=True):
     effect_free_text_differs: list[str] | None = None
     error: str | None = None  # an action of the run raised
     executor: str | None = None  # the executor could not finish the cell (timeout, dead worker)
+    # The error is the machinery's (a worker killed by a signal, a browser closed), not the benchmark's code: the
+    # cell is scored again, once in the run and on a rerun (errors.InfrastructureError).
+    infrastructure: bool | None = None
     traceback: str | None = None  # the verifier raised
     verifier: str | None = None  # the verifier's own message
     # A raw difference from the reference that none of the suite's reads reveals (a fault counted harmless for
@@ -326,6 +340,11 @@ class CellResult(msgspec.Struct, frozen=True):
     reason: str | None = None
     unscorable: bool = False
     seconds: float = 0.0
+
+    @property
+    def lost(self) -> bool:
+        """An error of the machinery's, not the benchmark's (errors.InfrastructureError): scored again on a rerun."""
+        return self.outcome == Outcome.ERROR and self.evidence.infrastructure is True
 
 
 # --- the run log -------------------------------------------------------------------------------

@@ -21,9 +21,10 @@ from typing import Any, Protocol, TypeVar
 import msgspec
 
 from verimut import __version__
-from verimut.core import forms
+from verimut.core import deadline, forms
 from verimut.core.benchmark import GOAL, Adapter, Benchmark, contract_of, kind_of
-from verimut.core.records import Cell, CensusEntry, Manifest, TaskFacts, cell_id, content_hash
+from verimut.core.errors import AuditError
+from verimut.core.records import OPTIONS, Cell, CensusEntry, Manifest, TaskFacts, cell_id, content_hash
 from verimut.core.replay import passing_replay, replay
 from verimut.core.run import Action, Run
 from verimut.engine import arms, declared
@@ -35,7 +36,9 @@ from verimut.grammar.faults import (
     FAMILIES,
     GOAL_REFUSAL,
     Borrowed,
+    Edit,
     FaultContext,
+    Operator,
     OutOfScope,
     Refusal,
     spec_of,
@@ -182,6 +185,22 @@ def _out_of_scope(
     return tuple(kept), tried
 
 
+# A family is pure work on one reference run: seconds at most on any real task. Past this, something runs away
+# (a pattern that backtracks on a huge answer), and the audit stops naming the task rather than never ending.
+FAMILY_SECONDS = 120.0
+
+
+def _applied(op: Operator, run: Run, ctx: FaultContext, task: str, fam: str) -> list[Edit] | Refusal:
+    try:
+        with deadline.limited(FAMILY_SECONDS):
+            return op(run, ctx)
+    except deadline.Overrun:
+        raise AuditError(
+            f"task {task!r}: the {fam} family did not finish building its cells within {FAMILY_SECONDS:g} s "
+            "(its reference run or answer is too large to edit); audit without it (choose tasks with --task, families with --family)"
+        ) from None
+
+
 def _fault_cells(
     bench: Adapter,
     task: str,
@@ -225,7 +244,7 @@ def _fault_cells(
     first: dict[bytes, str] = {oracle.canonical(run): cells[0].cell_id}
     for fam in families:
         op = FAMILIES[fam]
-        result = GOAL_REFUSAL if contract == GOAL and op.spec.tests_frame else op(run, ctx)
+        result = GOAL_REFUSAL if contract == GOAL and op.spec.tests_frame else _applied(op, run, ctx, task, fam)
         if isinstance(result, Refusal):
             cells.append(Cell(cell_id(task, fam, "-"), task, fam, "-", None, result.reason))
             continue
@@ -296,6 +315,14 @@ def _facts(
     return _Facts(facts, cells)
 
 
+def _provenance(bench: Adapter) -> dict[str, str]:
+    """The benchmark's provenance, and the options its adapter was made with (none: no entry, as before)."""
+    found = dict(bench.provenance())
+    if bench.options:  # a value JSON has no type for (a Path) as its text, which a factory takes as well
+        found[OPTIONS] = msgspec.json.encode(dict(bench.options), order="sorted", enc_hook=str).decode()
+    return found
+
+
 def build(
     bench: Adapter,
     tasks: Sequence[str],
@@ -330,7 +357,7 @@ def build(
         verimut=__version__,
         benchmark=bench.name,
         version=bench.version,
-        provenance=dict(bench.provenance()),
+        provenance=_provenance(bench),
         families=arm.families(families),
         telemetry=telemetry,
         masks=masks,

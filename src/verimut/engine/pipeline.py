@@ -86,7 +86,18 @@ class Progress(Protocol):
 def _differences(stored: Manifest, fresh: Manifest) -> str:
     named = [
         f
-        for f in ("benchmark", "version", "provenance", "families", "telemetry", "masks", "tasks", "cells", "verimut")
+        for f in (
+            "benchmark",
+            "version",
+            "options",
+            "provenance",
+            "families",
+            "telemetry",
+            "masks",
+            "tasks",
+            "cells",
+            "verimut",
+        )
         if getattr(stored, f) != getattr(fresh, f)
     ]
     return ", ".join(named) or "content"
@@ -152,12 +163,20 @@ def score_all(
     While scoring, memory stays flat in the number of cells: a result goes to the ledger and is let go;
     only the ids scored and the controls' outcomes are kept.
     """
-    known = {c.cell_id for c in m.cells}
+    by_id = {c.cell_id: c for c in m.cells}
     scored: set[str] = set()
     control_of: dict[str, str] = {}
-    for row in store.resume().values():
-        if row.cell_id not in known:
+    recorded = store.resume()
+    for row in recorded.values():
+        if row.cell_id not in by_id:
             raise AuditError(f"{store.ledger_path} records cells that are not in the manifest, e.g. {row.cell_id!r}")
+    # A cell the machinery failed (a worker killed, a browser closed) is scored again, and so is a cell its
+    # failed control blocked; every other recorded cell is done.
+    lost_controls = {r.task for r in recorded.values() if r.family == CONTROL and r.lost}
+    for row in recorded.values():
+        cell = by_id[row.cell_id]
+        if row.lost or (row.unscorable and {cell.task, cell.run_task} & lost_controls):
+            continue
         scored.add(row.cell_id)
         if row.family == CONTROL:
             control_of[row.task] = row.outcome
@@ -165,6 +184,7 @@ def score_all(
     factory = Scoring(m, bench, source)
     scorer = Scorer(bench, m)  # this process's rows of cells that are not scored (no control to compare with)
     bar = progress.add_task("scoring cells", total=len(m.cells), completed=len(scored)) if progress else None
+    lost: list[str] = []  # cells of this pass the machinery failed
 
     def record(results: Iterable[CellResult]) -> None:
         for row in results:
@@ -172,12 +192,25 @@ def score_all(
             scored.add(row.cell_id)
             if row.family == CONTROL:
                 control_of[row.task] = row.outcome
-            if progress is not None:
+            if row.lost:
+                lost.append(row.cell_id)
+            elif progress is not None:
+                progress.advance(bar)
+
+    def twice(cells: list[Cell]) -> None:
+        """Score the cells; those the machinery failed once more (on a new worker, with a new browser)."""
+        lost.clear()
+        record(executor.run(factory, groups(cells)))
+        again = [by_id[cid] for cid in lost]
+        lost.clear()
+        if again:  # (an executor given nothing may still start its workers: Ray's are cancelled unstarted)
+            record(executor.run(factory, groups(again)))
+        if progress is not None:
+            for _ in lost:
                 progress.advance(bar)
 
     try:
-        controls = [c for c in m.cells if c.is_control and c.cell_id not in scored]
-        record(executor.run(factory, groups(controls)))
+        twice([c for c in m.cells if c.is_control and c.cell_id not in scored])
         todo: list[Cell] = []
         blocked: list[CellResult] = []
         for c in m.cells:
@@ -190,7 +223,7 @@ def score_all(
             else:
                 todo.append(c)
         record(blocked)
-        record(executor.run(factory, groups(todo)))
+        twice(todo)
     finally:
         ledger.close()
     return store.rows()

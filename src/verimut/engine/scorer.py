@@ -11,7 +11,7 @@ from typing import Any, NamedTuple, TypeVar, cast
 import msgspec
 
 from verimut.core.benchmark import Adapter, Verdict
-from verimut.core.errors import AuditError, BenchmarkCrash
+from verimut.core.errors import AuditError, BenchmarkCrash, InfrastructureError, Machinery
 from verimut.core.guard import VerdictError
 from verimut.core.records import Cell, CellResult, Difference, Evidence, Manifest, Outcome, TaskFacts, bounded
 from verimut.core.replay import REPLAY_TRIES, Replay, Replayer, passing_replay
@@ -280,9 +280,13 @@ class Scorer:
         return self._row(cell, Outcome.REFUSED, None, _noted(cell), reason=reason, unscorable=True)
 
     def failed(self, cell: Cell, reason: str) -> CellResult:
-        """A cell the executor could not finish (timed out, its worker died): an error, recorded."""
-        evidence = Evidence(edit=cell.note, detail=_capped(cell.detail), executor=_capped(reason))
-        return self._row(cell, Outcome.ERROR, None, evidence, reason=reason)
+        """A cell the executor could not finish (timed out, its worker died): an error, recorded; marked the
+        machinery's when the reason is (errors.Machinery), so that it is scored again."""
+        machinery = True if isinstance(reason, Machinery) else None
+        evidence = Evidence(
+            edit=cell.note, detail=_capped(cell.detail), executor=_capped(str(reason)), infrastructure=machinery
+        )
+        return self._row(cell, Outcome.ERROR, None, evidence, reason=str(reason))
 
     def score(self, cell: Cell) -> CellResult:
         began = time.perf_counter()
@@ -290,7 +294,7 @@ class Scorer:
             row = self._score(cell)
         except BenchmarkCrash as e:  # the benchmark's own process failed: this cell's error, not the audit's
             self.replayer.forget()  # its kept episodes died with it; the next cell replays afresh
-            row = self.failed(cell, str(e))
+            row = self.failed(cell, Machinery(e) if isinstance(e, InfrastructureError) else str(e))
         except Exception as e:  # noqa: BLE001  (benchmark code outside its verifier: reset, execute, snapshot)
             self.replayer.forget()  # what it kept may be half-made
             reason = f"the benchmark raised {type(e).__name__}: {e}"

@@ -251,16 +251,39 @@ class Store:
         try:
             if not os.access(self.directory, os.W_OK):  # a read-only file system refuses even root
                 raise AuditError(f"cannot use {self.directory} as an output directory: it is read-only")
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                raise AuditError(
-                    f"{self.directory} is in use by {_holder(fd)}: wait for it to finish, or choose another --out"
-                ) from None
+            self._take(fd, fcntl.LOCK_EX, "wait for it to finish, or choose another --out")
             self.refuse_links()
             yield
         finally:
             os.close(fd)  # closing releases the lock (forked workers' copies are gone by then)
+
+    def _take(self, fd: int, how: int, wait: str) -> None:
+        try:
+            fcntl.flock(fd, how | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise AuditError(f"{self.directory} is in use by {_holder(fd)}: {wait}") from None
+
+    def finished(self) -> tuple[Manifest, dict[str, CellResult]]:
+        """The manifest and every row of an audit that is done, for a command that compares or exports findings
+        (diff, baseline): partial results there would read as findings closed. Refused in one line while
+        another command holds the directory (an audit still writing it; held shared while read), or when the
+        ledger lacks some of the manifest's cells (an audit stopped before its end)."""
+        try:
+            fd = os.open(self.directory, os.O_RDONLY | os.O_DIRECTORY)
+        except OSError:
+            return self.read_manifest(), self.rows()  # not a directory: read_manifest says what it is
+        try:
+            self._take(fd, fcntl.LOCK_SH, "its audit is unfinished; wait for it to finish")
+            m, rows = self.read_manifest(), self.rows()
+        finally:
+            os.close(fd)
+        missing = [c.cell_id for c in m.cells if c.cell_id not in rows]
+        if missing:
+            raise AuditError(
+                f"{self.directory} is an unfinished audit: {len(m.cells) - len(missing)} of {len(m.cells)} cells "
+                f"scored (first missing: {missing[0]}); run the audit again to finish it"
+            )
+        return m, rows
 
     # --- the manifest ----------------------------------------------------------------------------
 
@@ -441,6 +464,13 @@ def write_diff(directory: Path, report: Any, text: str) -> tuple[Path, Path]:
         raise AuditError(f"--out {directory} is a file, not a directory")
     if (directory / MANIFEST).exists():
         raise AuditError(f"--out {directory} is an audit's directory: give the diff a directory of its own")
+    # Nor inside one (`bundle` would refuse the stray files): an ancestor with a ledger beside its manifest.json
+    # (a project's own manifest.json alone is no audit).
+    for place in directory.absolute().parents:
+        if (place / MANIFEST).is_file() and (place / LEDGER).is_file():
+            raise AuditError(
+                f"--out {directory} is inside {place}, an audit's directory: give the diff a directory of its own"
+            )
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as e:

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from multiprocessing.connection import Connection, wait
 from typing import Any, TypeVar
 
+from verimut.core.errors import Machinery
 from verimut.core.records import Cell, CellResult
 from verimut.engine import executor as seam
 from verimut.engine.executor import DEFAULT_TIMEOUT, STOP_SECONDS, WORKER_ENV, Group, ScorerFactory, Settings
@@ -59,7 +60,10 @@ class _Process(Slot):
         if wait([self.process.sentinel], 0) or not self.process.is_alive():
             # Its pipe can close a moment before it can be reaped: wait, so the code is known.
             self.process.join(timeout=5)
-            return f"the worker scoring this cell died (exit code {self.process.exitcode})"
+            code = self.process.exitcode
+            reason = f"the worker scoring this cell died (exit code {code})"
+            # Killed by a signal (the OOM killer, a user): the machinery's, scored again. An exit is the benchmark's.
+            return Machinery(reason) if code is not None and code < 0 else reason
         return None
 
     def stop(self, kill: bool = False) -> None:

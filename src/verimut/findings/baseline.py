@@ -14,7 +14,7 @@ benchmark's next version may drop or rewrite a task. Pure: reading and writing t
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import msgspec
 
@@ -93,6 +93,8 @@ def decode(data: bytes, source: str) -> Baseline:
     except (msgspec.DecodeError, msgspec.ValidationError) as e:
         why = " ".join(str(e).split())  # msgspec's messages are one line; a path in them may not be
         raise AuditError(f"{source} is not a verimut baseline: {why}") from None
+    except RecursionError:  # an unknown key's value nested thousands deep: skipped, it still recurses
+        raise AuditError(f"{source} is not a verimut baseline: it is nested too deeply to read") from None
     if b.verimut_baseline != FORMAT:
         raise AuditError(f"{source} is a baseline of format {b.verimut_baseline}; this verimut reads format {FORMAT}")
     for n, entry in enumerate(b.findings):
@@ -159,12 +161,19 @@ def lines(found: Match, source: str) -> list[str]:
         more = f" and {len(found.new) - NEW_SHOWN} more" if len(found.new) > NEW_SHOWN else ""
         out.append(f"baseline: new, not in the baseline: {', '.join(found.new[:NEW_SHOWN])}{more}")
     if found.fixed:
-        ids = ", ".join(e.cell_id for e in found.fixed)
+        ids = _first(found.fixed)
         out.append(f"baseline: {len(found.fixed)} baselined finding(s) no longer occur: {ids} (remove them)")
     if found.missing:
-        ids = ", ".join(e.cell_id for e in found.missing)
-        out.append(f"baseline: {len(found.missing)} entry(ies) name a run this audit no longer has: {ids}")
+        out.append(
+            f"baseline: {len(found.missing)} entry(ies) name a run this audit no longer has: {_first(found.missing)}"
+        )
     if found.ungraded:
-        ids = ", ".join(e.cell_id for e in found.ungraded)
+        ids = _first(found.ungraded)
         out.append(f"baseline: {len(found.ungraded)} entry(ies) name a cell not graded in this audit: {ids}")
     return out
+
+
+def _first(entries: Sequence[Entry]) -> str:
+    """The first NEW_SHOWN entries' ids, and how many more (400,000 stale entries made one 9 MB line)."""
+    more = f" and {len(entries) - NEW_SHOWN} more" if len(entries) > NEW_SHOWN else ""
+    return ", ".join(e.cell_id for e in entries[:NEW_SHOWN]) + more

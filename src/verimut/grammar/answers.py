@@ -25,13 +25,18 @@ import msgspec
 
 from verimut.grammar.pinned import ValueIndex, alternative, synthesize
 
+# The longest answer the answer families parse (an answer is a sentence or a list; a longer one is a document).
+PARSED = 20_000
+
 URL, EMAIL, DATETIME, DATE, TIME, NUMBER, NAME = "url", "email", "datetime", "date", "time", "number", "name"
 KINDS = (URL, EMAIL, DATETIME, DATE, TIME, NUMBER, NAME)
 
 _TIME = r"\d{1,2}:\d{2}(?::\d{2})?(?:\s?[AaPp]\.?[Mm]\.?)?"
 _PATTERNS: dict[str, str] = {
     URL: r"https?://[^\s,;]+[^\s,;.)]",
-    EMAIL: r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+",
+    # Starts only where a run of address characters starts: tried at every character of a long word, the local
+    # part would scan to the word's end each time (quadratic: 20,000 characters took 1.2 s).
+    EMAIL: r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+",
     DATETIME: r"\d{4}-\d{2}-\d{2}[ T]\d{1,2}:\d{2}(?::\d{2})?",
     DATE: r"\d{4}-\d{2}-\d{2}|(?:January|February|March|April|May|June|July|August|September|October|November"
     r"|December) \d{1,2}, \d{4}",
@@ -68,11 +73,23 @@ def _markers(answer: str) -> set[int]:
     return {m.start() for m in _MARKER.finditer(answer)}
 
 
+# A terminal escape sequence (CSI "ESC[31m", OSC "ESC]0;title BEL", 8-bit CSI): its digits are codes, not values.
+_ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x9b[0-?]*[ -/]*[@-~]|\x1b")
+
+
+def _unescaped(answer: str) -> str:
+    """The answer with each escape sequence blanked, character for character (so positions stay the answer's)."""
+    if "\x1b" not in answer and "\x9b" not in answer:
+        return answer
+    return _ESCAPE.sub(lambda m: " " * len(m.group()), answer)
+
+
 def values(answer: str) -> list[Value]:
-    """The values an answer states, in order. A numbered answer's markers ("1.", "2.") are none."""
+    """The values an answer states, in order. A numbered answer's markers ("1.", "2.") are none, nor are the
+    numbers of a terminal escape sequence ("ESC[31m")."""
     markers = _markers(answer)
     found: list[Value] = []
-    for m in _ANY.finditer(answer):
+    for m in _ANY.finditer(_unescaped(answer)):
         kind = m.lastgroup
         assert kind is not None
         text = m.group(0).rstrip(".") if kind == NAME else m.group(0)

@@ -630,9 +630,12 @@ def alt_idem(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
 # Each acts on the reference answer's values (answers.values) that the run states of its own: a value the
 # instruction already gives is an echo of the question, not its answer, and is left alone; a name counts only
 # when the start state holds it whole, or the run read it and it has two words or more (a capitalized word of
-# prose is no value). At most ANSWER_VALUES values per task, in the answer's order, bound the cost.
+# prose is no value). At most ANSWER_VALUES values per task, in the answer's order, bound the cost; at most
+# ANSWER_LOOKED distinct values are looked at (each is looked up in the start state), and an answer longer than
+# answers.PARSED characters is not parsed at all: an answer family refuses it (as evidence is capped, records.CAP).
 
 ANSWER_VALUES = 8
+ANSWER_LOOKED = 64
 _NO_CHANNEL = Refusal("the benchmark declares no answer channel (its verifier grades no answer)")
 _NO_ANSWER = Refusal("the reference run gives no answer")
 
@@ -649,6 +652,10 @@ def _reference_answer(run: Run, ctx: FaultContext) -> str | Refusal:
     if ctx.channel is None:
         return _NO_CHANNEL
     said = ctx.channel.read(run)
+    if len(said) > answers.PARSED:
+        return Refusal(
+            f"the reference answer is {len(said):,} characters: the answer families parse at most {answers.PARSED:,}"
+        )
     return said if said.strip() else _NO_ANSWER
 
 
@@ -657,19 +664,57 @@ def _reads(ctx: FaultContext) -> list[str]:
     return [out if not w else "" for out, w in zip(ctx.outputs, ctx.writes, strict=False)]
 
 
+class _Looked(msgspec.Struct):
+    """The reference answer's values, as the answer families read them: those they act on, the echoes of the
+    instruction, and those the instruction never asks for."""
+
+    found: list[_Said]
+    echoes: list[str]
+    unasked: list[str]
+
+    def refusal(self, answer: str) -> Refusal:
+        if self.echoes or self.unasked:
+            left = [
+                *(f"{e} (repeats the instruction)" for e in self.echoes[:3]),
+                *(f"{u} (not asked for)" for u in self.unasked[:3]),
+            ]
+            return Refusal(f"no value of the reference answer is one the instruction asks for: {', '.join(left)}")
+        return Refusal(
+            f"the reference answer {answer[:60]!r} states no value the task asks for (a number, date, time, address, "
+            "id, or a name the start state or a read gives)"
+        )
+
+
 def _said(run: Run, ctx: FaultContext, answer: str) -> list[_Said] | Refusal:
+    looked = _look(run, ctx, answer)
+    return looked.found[:ANSWER_VALUES] if looked.found else looked.refusal(answer)
+
+
+def _look(run: Run, ctx: FaultContext, answer: str) -> _Looked:
     reads = _reads(ctx)
     found: list[_Said] = []
     echoes: list[str] = []
     unasked: list[str] = []  # values the gold answer volunteers: the instruction never asks for them
+    seen: dict[tuple[str, str], list[str] | None] = {}  # a value looked at: the list it went to (None: none)
     for k, v in enumerate(answers.values(answer)):
-        if any(s.value.text == v.text and s.value.kind == v.kind for s in found):
-            continue  # the same value twice: one cell edits every occurrence
+        if len(found) == ANSWER_VALUES:
+            break
+        key = (v.kind, v.text)
+        if key in seen:  # the same value twice: one cell edits every occurrence
+            went = seen[key]
+            if went is not None:
+                went.append(v.text)
+            continue
+        if len(seen) == ANSWER_LOOKED:
+            break
+        seen[key] = None
         if answers.echoed(v, ctx.instruction):
             echoes.append(v.text)
+            seen[key] = echoes
             continue
         if not answers.asked(v, ctx.instruction, ctx.values):
             unasked.append(v.text)
+            seen[key] = unasked
             continue
         at = answers.read_from(v, reads)
         whole = bool(ctx.values.places_of.get(f"str:{v.text}"))
@@ -681,12 +726,7 @@ def _said(run: Run, ctx: FaultContext, answer: str) -> list[_Said] | Refusal:
         if whole and at is None and v.kind != answers.NUMBER:  # a number the state holds as some id is no pin
             source = "the start state"
         found.append(_Said(v, k, source))
-    if found:
-        return found[:ANSWER_VALUES]
-    if echoes or unasked:
-        left = [*(f"{e} (repeats the instruction)" for e in echoes[:3]), *(f"{u} (not asked for)" for u in unasked[:3])]
-        return Refusal(f"no value of the reference answer is one the instruction asks for: {', '.join(left)}")
-    return Refusal(f"the reference answer {answer[:60]!r} states no value (number, date, time, name, address, id)")
+    return _Looked(found, echoes, unasked)
 
 
 def _answer_edits(
@@ -736,13 +776,17 @@ def _answer_edits(
 
 @family("answer-drop", FamilySpec(needs_answer_channel=True, mechanism="accept a run that gives no answer"))
 def answer_drop(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
-    """The run's actions, and no answer."""
+    """The run's actions, and no answer. Only where the reference answer states a value the task asks for (the
+    values the other answer families edit), or repeats one the instruction gives ("Say that I should visit
+    Riverside View Hotel" asks for those words): a reply that states neither ("Done." after an edit no one asked
+    to be told of, a capitalised word of prose, a numbered frame "1.  2." with nothing in it) is no answer to drop."""
     answer = _reference_answer(run, ctx)
     if isinstance(answer, Refusal):
         return answer
     assert ctx.channel is not None
-    if not answers.values(answer):  # "1.  2.": a numbered frame with nothing in it says nothing to drop
-        return Refusal(f"the reference answer {answer[:60]!r} states no value (number, date, time, name, address, id)")
+    looked = _look(run, ctx, answer)
+    if not (looked.found or looked.echoes):
+        return looked.refusal(answer)
     detail = {"answer_edit": "drop", "reference_answer": answer, "answer": ""}
     return [Edit("-", ctx.channel.write(run, ""), f"dropped the answer {answer[:80]!r}; actions kept", detail)]
 

@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from verimut.core.records import Cell, CellResult, Manifest, Outcome
+from verimut.engine.store import atomic_write
 from verimut.findings import evidence
 from verimut.findings.baseline import Match
 
@@ -117,12 +118,15 @@ def document(m: Manifest, rows: Mapping[str, CellResult], baseline: Match | None
     for k, v in totals.items():
         root.set(k, str(v))
     root.set("time", f"{seconds:.3f}")
+    for element in root.iter():  # names too: a task id or a provenance value with an ESC made the file unreadable
+        element.attrib = {_clean(k): _clean(v) for k, v in element.attrib.items()}
+        element.text = None if element.text is None else _clean(element.text)
     return root
 
 
 def write(m: Manifest, rows: Mapping[str, CellResult], path: Path, baseline: Match | None = None) -> Path:
-    tree = ET.ElementTree(document(m, rows, baseline))
-    ET.indent(tree)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tree.write(path, encoding="utf-8", xml_declaration=True)
+    root = document(m, rows, baseline)
+    ET.indent(root)
+    # Whole or not at all: a full disk is one line, and leaves no empty junit.xml for CI to read as no tests.
+    atomic_write(path, ET.tostring(root, encoding="utf-8", xml_declaration=True))
     return path

@@ -22,6 +22,7 @@ closes its alert.
 from __future__ import annotations
 
 import hashlib
+import urllib.parse
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ from verimut import __version__
 from verimut.core.benchmark import Adapter
 from verimut.core.records import Cell, CellResult, Manifest, Outcome
 from verimut.engine import arms
+from verimut.engine.store import atomic_write
 from verimut.findings import evidence
 from verimut.findings.baseline import Entry, Match
 from verimut.grammar.faults import FAMILIES, spec_of
@@ -98,8 +100,8 @@ def _rule(family: str) -> dict[str, Any]:
 
 def _uri(path: str, root: Path) -> dict[str, str]:
     p = Path(path).resolve()
-    try:
-        return {"uri": p.relative_to(root.resolve()).as_posix(), "uriBaseId": SRCROOT}
+    try:  # a URI reference: a space, "%" or "#" in a file's name percent-encoded, as as_uri() does
+        return {"uri": urllib.parse.quote(p.relative_to(root.resolve()).as_posix()), "uriBaseId": SRCROOT}
     except ValueError:
         return {"uri": p.as_uri()}
 
@@ -275,8 +277,7 @@ def write(
     root: Path | None = None,
     baseline: Match | None = None,
 ) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(msgspec.json.format(msgspec.json.encode(document(m, rows, locate, root, baseline))))
+    atomic_write(path, msgspec.json.format(msgspec.json.encode(document(m, rows, locate, root, baseline))))
     return path
 
 

@@ -9,11 +9,14 @@ beside it. Exact-match tasks (enter-text) reject every edit of what was typed.
 from __future__ import annotations
 
 import json
+import os
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from browser_crash import audit_killing_the_browser
 from conftest import ROOT, verimut
 
 if not (ROOT / ".venv-cube" / "bin" / "python").exists():
@@ -146,3 +149,46 @@ def test_what_ended_the_episode_is_in_the_end_state(bench):
     assert {k: v for k, v in done.end.items() if k not in ("episode", "wob")} == {
         k: v for k, v in right.items() if k not in ("episode", "wob")
     }
+
+
+def _servers() -> set[int]:
+    """The pids of every `python -m http.server` on the machine (the cube's server is one)."""
+    found = set()
+    for name in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmd = (Path("/proc") / name / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"http.server" in cmd and b"-m" in cmd:
+            found.add(int(name))
+    return found
+
+
+def test_an_audit_leaves_no_http_server_running(tmp_path):
+    # issue 43: each worker (the manifest's, the scoring pool's) started the cube's http.server and was killed
+    # before its atexit could stop it: every audit left two, reparented to pid 1.
+    before = _servers()
+    done = verimut("audit", "miniwob", "--task", "enter-text/1", "-f", "claim-only", "--out", str(tmp_path / "a"), "-q")
+    assert done.returncode == 0, done.stdout + done.stderr
+    deadline = time.monotonic() + 10  # the reaper acts on the worker's death: give it a moment
+    while _servers() - before and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _servers() - before
+
+
+def test_a_browser_killed_mid_audit_costs_no_finding(audit, tmp_path):
+    # issue 43: killing Chromium's main process turned every later cell of its worker into an error ("browser has
+    # been closed"): 12 false accepts became 0, exit 0, and a rerun kept the errors. Now the worker says its
+    # browser is gone (`broken`), verimut starts a new worker (a new browser) and scores the cell again.
+    out = tmp_path / "crashed"
+    code, killed = audit_killing_the_browser("miniwob", TASKS, out)
+    assert killed and code == 1  # its confirmed false accepts, as the clean audit's
+    crashed, clean = rows(out), rows(audit)
+    assert {c for c, r in crashed.items() if r["outcome"] == "false_accept"} == {
+        c for c, r in clean.items() if r["outcome"] == "false_accept"
+    }
+    assert not [c for c, r in crashed.items() if r["outcome"] == "error"]
+    lost = [
+        json.loads(line) for line in (out / "cells.jsonl").read_text().splitlines() if '"infrastructure":true' in line
+    ]
+    assert lost and all("a new worker is started" in r["reason"] for r in lost)

@@ -100,3 +100,23 @@ def test_an_action_after_termination_is_not_executed(gym):
     done = replay(gym, task, run)
     assert done.steps[-1].output == "not executed: the episode terminated at step 2"
     assert gym.verify(done.episode, run).passed
+
+
+def test_a_browser_killed_mid_audit_changes_no_outcome(tmp_path):
+    # issue 43: Selenium's "invalid session id ... the browser has closed the connection" made 13 cells of this
+    # audit errors; now the worker says its browser is gone (`broken`), and the cell is scored on a new one.
+    import json
+
+    from browser_crash import audit_killing_the_browser
+    from conftest import verimut
+
+    tasks = ("click-checkboxes/3", "enter-text/1")
+    clean = tmp_path / "clean"
+    done = verimut("audit", "miniwob-gym", *(a for t in tasks for a in ("--task", t)), "--out", str(clean), "-q")
+    code, killed = audit_killing_the_browser("miniwob-gym", tasks, tmp_path / "crashed")
+    assert killed and code == done.returncode, done.stderr
+
+    def outcomes(out):
+        return {r["cell_id"]: r["outcome"] for r in map(json.loads, (out / "cells.jsonl").read_text().splitlines())}
+
+    assert outcomes(tmp_path / "crashed") == outcomes(clean)

@@ -33,6 +33,7 @@ import socket
 import subprocess
 from typing import Any
 
+import reaper
 from cube.core import Action as CubeAction
 from cube.core import Observation
 from cube_browser_playwright import PlaywrightSessionConfig
@@ -44,6 +45,8 @@ from miniwob_page import PRELOAD_JS, STATE_JS, TARGET, TARGET_JS, UNMARK_JS, WAT
 from miniwob_solvers import SOLVERS, STATES, Instruction
 
 CHROMIUM = "/usr/bin/chromium"
+# How Playwright says the browser under a page is gone (its process killed or crashed), not that a task failed.
+BROWSER_GONE = ("TargetClosedError", "has been closed", "Browser closed", "Target crashed", "Page crashed")
 SEEDS = (1, 2, 3)
 
 
@@ -126,6 +129,7 @@ class MiniWobCube:
             sorted(SOLVERS)
         )
         self._server: Any = None
+        self._server_reaper = -1  # the write end of its reaper's pipe (reaper.py)
         # One page for every task: Playwright's sync API runs one instance per thread, so the worker has one
         # browser, and a reset loads the task's page in it (an earlier episode is then superseded).
         self._page: _Seeded | None = None
@@ -135,6 +139,8 @@ class MiniWobCube:
     def _open(self, miniwob_task: str, seed: int) -> _Seeded:
         if self._server is None:
             self._server = self._config.make()  # the cube's own http.server over miniwob's html
+            # Stopped by its pid when this worker ends, killed or not (the atexit below runs only on a clean end).
+            self._server_reaper = reaper.reap(self._server._server_process.pid, "http.server")
             atexit.register(self._close_all)
         config = next(c for c in self._config.get_task_configs() if c.task_id == miniwob_task)
         if self._page is None:
@@ -154,6 +160,7 @@ class MiniWobCube:
             self._page.tool.close()
         if self._server is not None:
             self._server.close()
+            reaper.release(self._server_reaper)
 
     def provenance(self) -> dict[str, Any]:
         chromium = subprocess.run([CHROMIUM, "--version"], capture_output=True, text=True, check=False).stdout.strip()
@@ -272,3 +279,11 @@ class MiniWobCube:
 
     def close(self, episode: Episode) -> None:
         """Nothing to release: the page stays for the task's next episode (closed when the worker exits)."""
+
+    @staticmethod
+    def broken(error: Exception) -> bool:
+        """Whether an error is the browser's end, not the task's (verimut's worker protocol): Chromium closed or
+        crashed under the page. verimut then ends this worker and starts another, with a new browser, and scores
+        the cell again; an error of the task's own code is its cell's error."""
+        text = f"{type(error).__name__}: {error}"
+        return any(sign in text for sign in BROWSER_GONE)

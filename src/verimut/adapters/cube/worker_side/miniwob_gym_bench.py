@@ -10,7 +10,7 @@ nor verimut: the standard library, gymnasium, selenium and miniwob. The browser 
 `scripts/install-chromium.sh`), named to the environment through its own options, `$MINIWOB_CHROME_BINARY` and
 `$MINIWOB_CHROMEDRIVER` (miniwob/selenium_instance.py, `SeleniumInstance.create_driver`): no subclass. Headless is
 the environment's default (`render_mode=None`: its `headless`, `disable-gpu`, `no-sandbox`). A reaper process
-(`REAPER`) ends each chromedriver and its Chromium when the worker ends, killed or not.
+(`reaper.py`) ends each chromedriver and its Chromium when the worker ends, killed or not.
 
 - A task is "<MiniWoB++ task>/<seed>", as the cube's: the environment is `gymnasium.make("miniwob/<task>-v1")` and
   the seed goes to its own `reset(seed=...)` (`Math.seedrandom(seed)` before the task's generator, as the cube's
@@ -64,11 +64,11 @@ import importlib.metadata
 import json
 import os
 import subprocess
-import sys
 from typing import Any
 
 import gymnasium
 import miniwob  # noqa: F401  (registers the miniwob/<task>-v1 environments)
+import reaper
 from miniwob.action import ActionSpaceConfig, ActionTypes
 from miniwob.constants import ALL_POSSIBLE_KEYS
 from miniwob.reward import get_original_reward
@@ -80,6 +80,8 @@ from selenium.webdriver.support.select import Select
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
+# How Selenium says the browser under its session is gone (its process killed or crashed), not that a task failed.
+BROWSER_GONE = ("InvalidSessionIdException", "invalid session id", "chrome not reachable", "not connected to DevTools")
 SEEDS = (1, 2, 3)  # must match miniwob_cube_bench.SEEDS (not imported from there: that module imports CUBE)
 RECORD_SCREENSHOTS = False  # the DOM observation is what the actions use; a screenshot per step is slow
 
@@ -94,42 +96,6 @@ return (core.previousDOMInfo || {{}})[ref] === e ? ref : null;
 CHOSEN_JS = f"const e = document.querySelector('{TARGET}'); return e && e.options[e.selectedIndex] ? " + (
     "e.options[e.selectedIndex].text : null;"
 )
-
-# The reaper: a process that waits for the worker's end (EOF on its stdin, a pipe only the worker holds open) and
-# then kills the chromedriver it is given (checked by its command line: a reused pid is left alone) and every
-# process under it (Chromium and its helpers), by pid. verimut's worker is killed, not asked, when the process that
-# started it ends (PR_SET_PDEATHSIG), so its atexit never runs; chromedriver, unlike Playwright's driver, does not
-# end with its parent, and would stay with its Chromium.
-REAPER = r"""
-import os, signal, sys
-sys.stdin.buffer.read()
-root = int(sys.argv[1])
-def cmdline(pid):
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return f.read()
-    except OSError:
-        return b""
-if b"chromedriver" in cmdline(root):
-    parents = {}
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                with open(f"/proc/{name}/stat") as f:
-                    parents[int(name)] = int(f.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                pass
-    tree, grew = {root}, True
-    while grew:
-        more = {pid for pid, parent in parents.items() if parent in tree} - tree
-        tree |= more
-        grew = bool(more)
-    for pid in tree:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
-"""
 
 # Playwright's modifier names -> miniwob's key prefixes (miniwob/constants.py, WEBDRIVER_MODIFIER_KEYS).
 # In ALL_POSSIBLE_KEYS' order (A-, C-, M-, S-), whatever order Playwright's name gives them in.
@@ -219,16 +185,8 @@ class MiniWobGym:
 
     def _reap(self, driver_pid: int) -> None:
         """Start the reaper of this chromedriver (and its Chromium): it acts when the pipe's write end closes, at
-        `_close_env` or when this process dies however it dies."""
-        read, self._reaper_pipe = os.pipe()  # not inherited: only this process holds the write end
-        with os.fdopen(read, "rb") as stdin:
-            subprocess.Popen(
-                [sys.executable, "-c", REAPER, str(driver_pid)],
-                stdin=stdin,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                start_new_session=True,
-            )
+        `_close_env` or when this process dies however it dies (reaper.py)."""
+        self._reaper_pipe = reaper.reap(driver_pid, "chromedriver")
 
     def _close_env(self) -> None:
         if self._env is not None:
@@ -237,7 +195,7 @@ class MiniWobGym:
             try:
                 env.close()
             finally:
-                os.close(self._reaper_pipe)  # the reaper kills whatever of the driver's tree close() left
+                reaper.release(self._reaper_pipe)  # the reaper kills whatever of the driver's tree close() left
 
     @staticmethod
     def _driver(env: Any) -> Any:
@@ -423,3 +381,11 @@ class MiniWobGym:
 
     def close(self, episode: Episode) -> None:
         """Nothing to release: the environment stays for the task's next episode (closed when the worker exits)."""
+
+    @staticmethod
+    def broken(error: Exception) -> bool:
+        """Whether an error is the browser's end, not the task's (verimut's worker protocol): Chromium closed or
+        crashed under the driver's session. verimut then ends this worker (its reaper ends chromedriver) and
+        starts another, with a new browser, and scores the cell again."""
+        text = f"{type(error).__name__}: {error}"
+        return any(sign in text for sign in BROWSER_GONE)
