@@ -1,0 +1,103 @@
+"""What a reward function and a reasoning-gym dataset have in common: tasks whose run is one answer.
+
+A reward function is a verifier whose state is the answer alone (docs/rewards-functions.md): a task is a dataset
+row (its prompt, its reference answer), a run has no action, and `Run.answer` is the completion the reward grades.
+`AnswerTasks` is the whole adapter for such tasks; what differs is how a row is scored, `score(row, completion)`,
+which returns the reward as a number. The reward is full when it reaches `full`; any lower number fails.
+
+A reward that returns None, raises, or returns something that is not a finite number gives no verdict: the cell
+is an error (guard.number), never a pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import msgspec
+
+from verimut.core.errors import AuditError
+from verimut.core.guard import number
+from verimut.core.run import Action, AnswerChannel, Run, Step, Verdict
+
+EPS = 1e-9
+
+
+class Row(msgspec.Struct, frozen=True):
+    """One task: what the model reads, the reference answer (None: the dataset gives none), and the row as given."""
+
+    prompt: str
+    reference: str | None
+    row: dict[str, Any] = {}
+
+
+class NoReward(ValueError):
+    """The reward function returned no number for a completion (None)."""
+
+
+class _Episode(msgspec.Struct):
+    task: str
+
+
+Score = Callable[[Row, str], Any]
+
+
+class AnswerTasks:
+    """An adapter over answer-only tasks. `score(row, completion)` is the reward under test, called unmodified."""
+
+    telemetry: tuple[str, ...] = ()
+
+    def __init__(
+        self,
+        name: str,
+        version: str,
+        rows: Mapping[str, Row],
+        score: Score,
+        full: float,
+        where: str,
+        slot: str = "",
+        provenance: Mapping[str, str] | None = None,
+    ) -> None:
+        if not rows:
+            raise AuditError(f"{name}: no task to audit (the dataset has no row)")
+        self.name, self.version = name, version
+        self.rows = dict(rows)
+        self.score = score
+        self.full = full
+        self.answer_channel = AnswerChannel(where, slot=slot)
+        self._provenance = dict(provenance or {})
+
+    def provenance(self) -> Mapping[str, str]:
+        return self._provenance
+
+    def tasks(self) -> Sequence[str]:
+        return list(self.rows)
+
+    def instruction(self, task: str) -> str:
+        return self.rows[task].prompt
+
+    def reset(self, task: str) -> _Episode:
+        return _Episode(task)
+
+    def reference(self, task: str, episode: Any) -> Run:
+        reference = self.rows[task].reference
+        if reference is None:
+            raise AuditError(f"{task}: the dataset gives no reference answer")
+        return Run((), self.answer_channel.fill(reference))
+
+    def execute(self, episode: Any, action: Action) -> Step:
+        return Step("", error=f"a reward function grades an answer; it has no action {action.name!r}")
+
+    def is_write(self, action: Action) -> bool:
+        return False
+
+    def snapshot(self, episode: Any) -> Any:
+        return {}  # the state is the answer alone: the answer families' oracle reads it (answers.confirm)
+
+    def verify(self, episode: Any, run: Run) -> Verdict:
+        task = episode.task
+        given = self.score(self.rows[task], run.answer)
+        if given is None:
+            raise NoReward("the reward function returned None: a trainer cannot score this completion")
+        reward = number(given, "the reward")
+        return Verdict(reward >= self.full - EPS, f"reward {reward:g} of {self.full:g}", reward=reward)

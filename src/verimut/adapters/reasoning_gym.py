@@ -1,0 +1,58 @@
+"""reasoning-gym (PyPI `reasoning-gym`): every procedural dataset, its own `score_answer` the verifier.
+
+A task is `DATASET/i`, the i-th entry of `reasoning_gym.create_dataset(DATASET, size=entries, seed=seed)`; its
+instruction is the entry's question, its reference run answers the entry's `answer`, and its verifier is
+`dataset.score_answer(answer, entry)`, called unmodified. Options: `entries` (per dataset, default 5) and `seed`
+(default 42). A dataset that cannot be made from its defaults (`composite` needs a list of datasets) is left out
+and named in the provenance.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from verimut.adapters.answer_tasks import AnswerTasks, Row
+from verimut.core.errors import AuditError
+
+ENTRIES, SEED = 5, 42
+
+
+def create(version: str | None = None, entries: str | None = None, seed: str | None = None) -> AnswerTasks:
+    try:
+        import reasoning_gym
+        from reasoning_gym.factory import DATASETS
+    except ImportError:
+        raise AuditError("reasoning-gym is not installed: bash scripts/install-reasoning-gym.sh") from None
+    installed = str(getattr(reasoning_gym, "__version__", "unknown"))
+    if version is not None and version != installed:
+        raise AuditError(f"reasoning-gym {installed} is installed, not the requested {version}")
+    try:
+        size, start = int(entries or ENTRIES), int(seed or SEED)
+    except ValueError:
+        raise AuditError(f"--option entries= and seed= take whole numbers, not {entries!r}, {seed!r}") from None
+    rows: dict[str, Row] = {}
+    made: dict[str, Any] = {}
+    left_out: list[str] = []
+    for name in sorted(DATASETS):
+        try:
+            dataset = reasoning_gym.create_dataset(name, size=size, seed=start)
+            entries_made = [dataset[i] for i in range(size)]
+        except Exception as e:  # noqa: BLE001  (a dataset that needs configuration to be made: left out, named)
+            left_out.append(f"{name} ({type(e).__name__}: {e})")
+            continue
+        made[name] = dataset
+        for i, entry in enumerate(entries_made):
+            answer = entry.get("answer")
+            rows[f"{name}/{i}"] = Row(
+                str(entry["question"]), None if answer is None else str(answer), {"entry": entry, "dataset": name}
+            )
+
+    def score(row: Row, completion: str) -> Any:
+        return made[row.row["dataset"]].score_answer(completion, row.row["entry"])
+
+    provenance = {"reasoning-gym": installed, "entries": str(size), "seed": str(start)}
+    if left_out:
+        provenance["left_out"] = "; ".join(left_out)
+    return AnswerTasks(
+        "reasoning-gym", installed, rows, score, 1.0, "the answer the dataset's score_answer grades", "", provenance
+    )
