@@ -46,6 +46,7 @@ class AnswerTasks:
     """An adapter over answer-only tasks. `score(row, completion)` is the reward under test, called unmodified."""
 
     telemetry: tuple[str, ...] = ()
+    grammar = "answer"  # the answer families and probes (grammar/probes.py), not the tool-call families
 
     def __init__(
         self,

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import datetime
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import msgspec
@@ -459,11 +459,19 @@ def sentences(answer: str) -> list[str]:
     return parts if len(parts) >= 2 else []
 
 
+# The answer probes' own judgements (grammar/probes.py), by the form their edits name: each says why an edited
+# answer is not the reference's, as `confirm` does for the families here.
+CONFIRMS: dict[str, Callable[[dict[str, Any], str, str], str | None]] = {}
+
+
 def confirm(detail: dict[str, Any], reference: str, edited: str) -> str | None:
     """The oracle's judgement of an answer fault, by construction: why the edited answer is not the reference's
     (None: the edit failed to make it wrong, and it is no fault). `detail` is the cell's, as the family wrote it."""
     if edited == reference:
         return None
+    probe = CONFIRMS.get(str(detail.get("answer_edit", "")))
+    if probe is not None:
+        return probe(detail, reference, edited)
     kind, value = str(detail.get("kind", "")), str(detail.get("value", ""))
     form = str(detail.get("answer_edit", ""))
     if form == "drop":
