@@ -9,6 +9,7 @@ and named in the provenance.
 
 from __future__ import annotations
 
+import importlib.metadata
 from typing import Any
 
 from verimut.adapters.answer_tasks import AnswerTasks, Row
@@ -23,7 +24,7 @@ def create(version: str | None = None, entries: str | None = None, seed: str | N
         from reasoning_gym.factory import DATASETS
     except ImportError:
         raise AuditError("reasoning-gym is not installed: bash scripts/install-reasoning-gym.sh") from None
-    installed = str(getattr(reasoning_gym, "__version__", "unknown"))
+    installed = importlib.metadata.version("reasoning-gym")  # its __version__ attribute lags (0.1.19 in 0.1.25)
     if version is not None and version != installed:
         raise AuditError(f"reasoning-gym {installed} is installed, not the requested {version}")
     try:

@@ -775,7 +775,7 @@ def null_run(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
     return [Edit("-", Run(()), "the empty run: no action and no answer", {"null_run": True})]
 
 
-@family("alt-answer", FamilySpec(grammars=_WITH_ANSWERS, role=ALTERNATIVE, needs_answer_channel=True))
+@family("alt-answer", FamilySpec(role=ALTERNATIVE, needs_answer_channel=True))
 def alt_answer(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
     """The reference answer's values in another form the instruction does not fix (a count in words, an amount
     with or without thousands separators, a date spelled out, a time on the 12-hour clock), or its sentences in
