@@ -317,6 +317,7 @@ def _facts(
         contract=contract_of(bench, kind_of(bench, task)),
         reference_answer=bench.answer_channel.read(refs.runs[task]) if bench.answer_channel is not None else "",
         question="?" in bench.instruction(task),
+        prompt=bench.instruction(task) if bench.grammar == "answer" else "",
     )
     return _Facts(facts, cells)
 
