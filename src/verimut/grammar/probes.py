@@ -26,6 +26,7 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
+from verimut.core.records import bounded
 from verimut.core.run import Run
 from verimut.grammar import answers
 from verimut.grammar.alternatives import RESTORE
@@ -115,11 +116,12 @@ def _edit(run: Run, ctx: FaultContext, variant: str, text: str, note: str, detai
 
 
 def _detail(form: str, said: _Said, edited: str, free: bool, **more: Any) -> dict[str, Any]:
+    # The edited answer is the run's; the detail keeps what a person reads (a long one as its prefix and hash).
     return {
         "answer_edit": form,
-        "reference_answer": said.completion,
-        "value": said.answer,
-        "answer": edited,
+        "reference_answer": bounded(said.completion),
+        "value": bounded(said.answer),
+        "answer": bounded(edited),
         "answer_free": free,
         **more,
     }
@@ -322,7 +324,7 @@ def answer_shotgun(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
     ]
 
 
-FILLER = "Let us consider the problem from several angles. " * 400
+FILLER = "Let us consider the problem from several angles. " * 100  # 5 kB on each side
 
 
 @declare(_fault("accept an answer the reply takes back"))
@@ -404,13 +406,13 @@ MALFORMED = {
     "null-byte": "the answer is \x00 here",
     "control-chars": "\x1b[2J\x07\r\x0b\x0c",
     "leading-dashes": "--help",
-    "huge": "9" * 200_000,
+    "huge": "9" * 20_000,  # 20 kB: every task's manifest holds it, so not falsepass's 200 kB
 }
 
 
 @declare(_fault("accept malformed output"))
 def answer_malformed(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
-    """Malformed output: unclosed tags, deep nesting, stray closers, a null byte, control characters, 200 kB."""
+    """Malformed output: unclosed tags, deep nesting, stray closers, a null byte, control characters, 20 kB of nines."""
     said = _reference(run, ctx)
     if isinstance(said, Refusal):
         return said
