@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from tests.conftest import ROOT, verimut
+
+from conftest import ROOT, verimut
 
 DATA = ROOT / "tests" / "data" / "rewards"
 PLANTED = DATA / "planted.py"
