@@ -2,8 +2,10 @@
 
 A task is `DATASET/i`, the i-th entry of `reasoning_gym.create_dataset(DATASET, size=entries, seed=seed)`; its
 instruction is the entry's question, its reference run answers the entry's `answer`, and its verifier is
-`dataset.score_answer(answer, entry)`, called unmodified. Options: `entries` (per dataset, default 5) and `seed`
-(default 42). A dataset that cannot be made from its defaults (`composite` needs a list of datasets) is left out
+`dataset.score_answer(answer, entry)`, called unmodified. A completion reaches it as reasoning-gym's own trainers
+hand it over: written in the format its system prompt asks for (`<answer>...</answer>`), the answer taken out with
+`reasoning_gym.utils.extract_answer` (the last tag, stripped). `--option extract=no` grades the bare completion
+instead. Options: `entries` (per dataset, default 5), `seed` (default 42), `extract` (yes). A dataset that cannot be made from its defaults (`composite` needs a list of datasets) is left out
 and named in the provenance.
 """
 
@@ -16,12 +18,18 @@ from verimut.adapters.answer_tasks import AnswerTasks, Row
 from verimut.core.errors import AuditError
 
 ENTRIES, SEED = 5, 42
+SLOT = "<answer>{answer}</answer>"  # the format reasoning-gym's default system prompt asks for
 
 
-def create(version: str | None = None, entries: str | None = None, seed: str | None = None) -> AnswerTasks:
+def create(
+    version: str | None = None, entries: str | None = None, seed: str | None = None, extract: str = "yes"
+) -> AnswerTasks:
+    if extract not in ("yes", "no"):
+        raise AuditError(f"--option extract={extract!r}: yes (the answer tag, as its trainers read it) or no")
     try:
         import reasoning_gym
         from reasoning_gym.factory import DATASETS
+        from reasoning_gym.utils import extract_answer
     except ImportError:
         raise AuditError("reasoning-gym is not installed: bash scripts/install-reasoning-gym.sh") from None
     installed = importlib.metadata.version("reasoning-gym")  # its __version__ attribute lags (0.1.19 in 0.1.25)
@@ -49,11 +57,19 @@ def create(version: str | None = None, entries: str | None = None, seed: str | N
             )
 
     def score(row: Row, completion: str) -> Any:
-        return made[row.row["dataset"]].score_answer(completion, row.row["entry"])
+        answer = extract_answer(completion) if extract == "yes" else completion
+        return made[row.row["dataset"]].score_answer(answer, row.row["entry"])
 
-    provenance = {"reasoning-gym": installed, "entries": str(size), "seed": str(start)}
+    provenance = {"reasoning-gym": installed, "entries": str(size), "seed": str(start), "extract_answer": extract}
     if left_out:
         provenance["left_out"] = "; ".join(left_out)
     return AnswerTasks(
-        "reasoning-gym", installed, rows, score, 1.0, "the answer the dataset's score_answer grades", "", provenance
+        "reasoning-gym",
+        installed,
+        rows,
+        score,
+        1.0,
+        "the completion (its <answer> tag) the dataset's score_answer grades",
+        SLOT if extract == "yes" else "",
+        provenance,
     )

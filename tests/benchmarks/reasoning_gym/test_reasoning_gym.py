@@ -31,7 +31,7 @@ def test_the_adapter_makes_each_dataset_s_entries_and_scores_with_its_own_score_
     assert bench.instruction("basic_arithmetic/1") == made[1]["question"]
     episode = bench.reset("basic_arithmetic/1")
     run = bench.reference("basic_arithmetic/1", episode)
-    assert run.answer == str(made[1]["answer"]) and bench.verify(episode, run).reward == 1.0
+    assert run.answer == f"<answer>{made[1]['answer']}</answer>" and bench.verify(episode, run).reward == 1.0
 
 
 def test_three_datasets_through_the_command_line(tmp_path):
@@ -43,7 +43,7 @@ def test_three_datasets_through_the_command_line(tmp_path):
     assert len(controls) == 9 and all(r["outcome"] == "control_pass" for r in controls)
     # game_of_life_halting's score_answer compares bool(answer) with bool("False"): any non-empty reply is paid.
     gol = {r["family"] for r in rows if r["task"].startswith("game_of_life_halting") and r["outcome"] == "false_accept"}
-    assert {"answer-other", "answer-echo", "answer-spray", "answer-blank"} <= gol
+    assert {"answer-other", "answer-spray", "answer-shotgun"} <= gol
     # basic_arithmetic compares the number exactly: no wrong answer is paid.
     arithmetic = [r for r in rows if r["task"].startswith("basic_arithmetic") and r["outcome"] == "false_accept"]
     assert not arithmetic, arithmetic
