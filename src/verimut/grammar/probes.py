@@ -87,7 +87,8 @@ def _reference(run: Run, ctx: FaultContext) -> _Said | Refusal:
 
 def wrong_answers(answer: str, others: tuple[str, ...], k: int = 1) -> list[str]:
     """Up to k answers that differ in value from `answer`: other tasks' answers first (the same kind of answer,
-    a wrong one in perfect format), then, for a number, the number plus 7, 8, ..."""
+    a wrong one in perfect format), then, for a number, the number moved by 7, 8, ... units of its leading digit
+    (`unit`: so the wrong number differs at any precision a task asks for, "3 significant figures" included)."""
     found: list[str] = []
     for other in others:
         if not same(other, answer) and not any(same(other, f) for f in found) and other.strip():
@@ -95,17 +96,27 @@ def wrong_answers(answer: str, others: tuple[str, ...], k: int = 1) -> list[str]
     n = _number(answer)
     step = 7
     while n is not None and len(found) < k:
-        moved = _written(n + step, answer)
+        moved = _written(n + step * unit(n), answer)
         if not any(same(moved, f) for f in [answer, *found]):
             found.append(moved)
         step += 1
     return found[:k]
 
 
+def unit(n: Fraction) -> Fraction:
+    """One unit of a number's leading digit (1 for 7, 100000 for 851737.58, 0.1 for 0.5): a move by whole units
+    changes the number at its first significant figure, so no precision a task asks for rounds it back."""
+    if n == 0:
+        return Fraction(1)
+    return Fraction(10) ** math.floor(math.log10(abs(float(n))))
+
+
 def _written(value: Fraction, like: str) -> str:
     """A number written as `like` writes one: a whole number, a decimal with its places, or a fraction."""
     if "/" in like:
         return str(value)
+    if "e" in like.lower():  # scientific notation, as the answer writes it
+        return f"{float(value):.6e}"
     places = len(like.split(".", 1)[1]) if "." in like else 0
     return f"{float(value):.{places}f}" if places else str(int(value))
 
@@ -294,7 +305,7 @@ def answer_shotgun(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
     assert ctx.channel is not None
     n = _number(said.answer)
     others = (
-        [_written(n + d, said.answer) for d in (-3, -2, -1, 1, 2, 3)]
+        [_written(n + d * unit(n), said.answer) for d in (-3, -2, -1, 1, 2, 3)]
         if n is not None
         else wrong_answers(said.answer, ctx.other_answers, k=4)
     )
@@ -428,7 +439,8 @@ def special_numbers(answer: str) -> dict[str, tuple[str, str, bool]]:
     n = _number(answer)
     if n is not None:
         cases = {"nan": ("NaN", "NaN", True), "infinity": ("Infinity", "Infinity", True)}
-        if n.denominator == 1:
+        # A count: written in digits, small enough that 0.9 is more than any rounding (not 1.25e+18).
+        if re.fullmatch(r"-?\d{1,6}", answer.strip()):
             cases["plus-0.9"] = (f"{int(n)}.9", f"{int(n)}.9", False)
         return cases
     try:
