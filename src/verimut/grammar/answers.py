@@ -17,6 +17,7 @@ larger one ("3" is in "13" as a substring, not as a number).
 from __future__ import annotations
 
 import datetime
+import functools
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -84,7 +85,13 @@ def values(answer: str) -> list[Value]:
 
 def tokens(text: str, kind: str) -> list[str]:
     """Every value of `kind` that `text` states (what "a second candidate of the same kind" is read from)."""
-    return [v.text for v in values(text) if v.kind == kind]
+    return list(_tokens(text, kind))
+
+
+@functools.lru_cache(maxsize=1024)
+def _tokens(text: str, kind: str) -> tuple[str, ...]:
+    # Cached: `echoed` asks it of one instruction for every value of the answer, and a reasoning-gym prompt is long.
+    return tuple(v.text for v in values(text) if v.kind == kind)
 
 
 def normal(kind: str, text: str) -> Any:
