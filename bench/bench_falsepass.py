@@ -36,6 +36,8 @@ COUNTERPART = {
     "P14": "alt-tag-prose", "P15": "answer-denied", "A1": "answer-spray", "P11": None, "P12": None, "T7": None,
     "P16": None, "P17": None, "X1": "answer-other",
 }  # fmt: skip
+# A reward function reads a message list's content as text (falsepass too): these malformed replies are blank ones.
+BY_VARIANT = {("P10", "content_none"): "answer-blank", ("P10", "no_assistant_turn"): "answer-blank"}
 FINDING = ("false_accept", "false_reject", "vacuous")
 
 
@@ -81,18 +83,22 @@ def run_falsepass(env: dict[str, str], work: Path, name: str, file: Path, func: 
                           cwd=where, env=env, check=True, capture_output=True, text=True)  # fmt: skip
     audit = made.stdout.strip().splitlines()[-1].split()[-1]  # its last line: "falsepass audit NAME"
     done = subprocess.run(
-        ["falsepass", "audit", audit, "-n", "500"], cwd=where, env=env, capture_output=True, text=True
+        ["falsepass", "audit", audit, "-n", "500"], cwd=where, env=env, capture_output=True, text=True, check=False
     )
     seconds = time.perf_counter() - began
     results = json.loads((where / "audits" / audit / "probe-results.json").read_text())["results"]
     failed: dict[str, int] = {}
+    mapped: dict[str, str | None] = {}  # "probe variant" -> the verimut family that plants it
     for r in results:
         if not r["passed"] and not r.get("same_as_good") and not r.get("no_control"):
             failed[r["probe"]] = failed.get(r["probe"], 0) + 1
+            key = (r["probe"], r["variant"])
+            mapped[" ".join(key)] = BY_VARIANT.get(key, COUNTERPART.get(r["probe"]))
     errors = sum(bool(r["errors"]) for r in results)
     return {
         "seconds": seconds,
         "failed": failed,
+        "mapped": mapped,
         "errors": errors,
         "completions": len(results),
         "code": done.returncode,
@@ -135,15 +141,17 @@ def main() -> None:
          ["--with", "reasoning-gym==0.1.25"], slot),
     ]  # fmt: skip
     lines = [
-        "| target | falsepass: failed probes | verimut: families with findings | verimut: wrong completions paid "
-        "part of the reward | falsepass only | verimut only | falsepass s | verimut s |",
+        (
+            "| target | falsepass: failed probes | verimut: families with findings | verimut: wrong completions paid "
+            "part of the reward | falsepass only | verimut only | falsepass s | verimut s |"
+        ),
         "|---|---|---|---|---|---|---|---|",
     ]
     report = []
     for name, file, func, data, fp_extra, vm_extra in targets:
         fp = run_falsepass(env, args.work, name, file, func, data, fp_extra)
         vm = run_verimut(args.work, name, file, func, data, vm_extra)
-        mapped = {COUNTERPART.get(p) or f"({p})" for p in fp["failed"]}
+        mapped = {m or f"({p.split()[0]})" for p, m in fp["mapped"].items()}
         only_fp = sorted(m for m in mapped if m not in vm["found"] and m not in vm["partly_paid"])
         only_vm = sorted(f for f in vm["found"] if f not in mapped)
         report.append(

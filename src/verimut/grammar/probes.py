@@ -502,7 +502,7 @@ def answer_special_number(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
 
 # --- the alternatives: the same answer in another legal form ---------------------------------------
 
-_FIXES_CASE = re.compile(r"\b(case|upper-?case|lower-?case|capital\w*)\b", re.IGNORECASE)
+_FIXES_CASE = re.compile(r"\b(case|upper-?case|lower-?case|capital letters?|capitali[sz]\w*)\b", re.IGNORECASE)
 
 
 def forms_of(answer: str, slot: str, prompt: str) -> dict[str, str]:
