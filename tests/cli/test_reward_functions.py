@@ -125,3 +125,20 @@ def test_a_wrong_signature_and_a_missing_function_are_one_line_and_exit_2(tmp_pa
 def test_dataset_is_only_for_reward_functions(tmp_path):
     result = verimut("audit", "examples.todo_bench:benchmark", "--dataset", str(DATA / "data.jsonl"))
     assert result.returncode == 2 and "--dataset is for a reward function" in result.stderr, result.stderr
+
+
+def test_a_module_path_and_weights(tmp_path):
+    """`reward:MODULE:f,g` (imported as `python -m` would, from the working directory), summed with weights."""
+    out = tmp_path / "out"
+    result = verimut(
+        "audit", "reward:planted:exact,contains", "--dataset", "data.jsonl", "--option", "weights=0.5,0.5",
+        "-o", str(out), "-q", "--executor", "inprocess", "--fail-on", "never", "--family", "answer-hedge",
+        cwd=DATA,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    rows = [json.loads(line) for line in (out / "cells.jsonl").read_text().splitlines()]
+    control = next(r for r in rows if r["cell_id"] == "exact+contains/0:control")
+    assert control["outcome"] == "control_pass" and control["evidence"]["reward"] == 1.0
+    # "7 or 8" in the tag: `contains` pays its half, `exact` does not: 0.5 of a full 1.0, rejected
+    hedged = [r for r in rows if r["family"] == "answer-hedge" and r["task"] == "exact+contains/0"]
+    assert hedged and all(r["evidence"]["reward"] == 0.5 and r["outcome"] == "rejected" for r in hedged), hedged

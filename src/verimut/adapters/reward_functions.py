@@ -57,6 +57,8 @@ def import_module(where: str) -> types.ModuleType:
     """The module that holds the functions: a .py file (its folder on sys.path, as `python file.py` would put it),
     or an importable module name (`trl.rewards`)."""
     if not where.endswith(".py"):
+        if str(Path.cwd()) not in sys.path:
+            sys.path.insert(0, str(Path.cwd()))  # `reward:rewards:f` finds ./rewards.py, as `python -m` would
         try:
             return importlib.import_module(where)
         except ImportError as e:
