@@ -19,6 +19,19 @@ from verimut.grammar.faults import ALTERNATIVE, FAMILIES, FamilySpec, FaultConte
 ROOT = Path(__file__).resolve().parents[2]
 
 
+PROBES = {
+    "answer-blank",
+    "answer-echo",
+    "answer-spray",
+    "answer-other",
+    "answer-shotgun",
+    "answer-retract",
+    "answer-denied",
+    "answer-malformed",
+    "answer-special-number",
+}
+
+
 def names_where(flag: str) -> set[str]:
     return {name for name, op in FAMILIES.items() if getattr(op.spec, flag)}
 
@@ -35,20 +48,43 @@ def test_each_built_in_family_declares_what_it_needs():
         "answer-superstring",
         "answer-hedge",
         "alt-answer",
+        *PROBES,
+        "alt-format",
+        "alt-tag-prose",
     }
     assert names_where("null_run") == {"null-run"}
     assert names_where("tests_frame") == {"extra", "extra-ni", "extra-oos", "extra-field"}
     assert names_where("side_effect") == {"extra", "extra-ni", "extra-oos"}
-    assert names_where("is_alternative") == {"alt-reads", "alt-order", "alt-text", "alt-idem", "alt-answer"}
+    assert names_where("is_alternative") == {
+        "alt-reads",
+        "alt-order",
+        "alt-text",
+        "alt-idem",
+        "alt-answer",
+        "alt-format",
+        "alt-tag-prose",
+    }
     grammars = {name: op.spec.grammars for name, op in FAMILIES.items()}
-    assert {n for n, g in grammars.items() if g == ("api", "form")} == {"claim-only", "wrong-value", "null-run"}
+    assert {n for n, g in grammars.items() if g == ("api", "form")} == {"claim-only", "wrong-value"}
+    assert {n for n, g in grammars.items() if g == ("api", "form", "answer")} == {"null-run"}
+    # The answer grammar (reward functions, reasoning-gym): the answer families and the probes (grammar/probes.py).
+    assert {n for n, g in grammars.items() if g == ("api", "answer")} == {
+        "answer-drop",
+        "answer-wrong",
+        "answer-superstring",
+        "answer-hedge",
+    }
+    assert {n for n, g in grammars.items() if g == ("answer",)} == {*PROBES, "alt-format", "alt-tag-prose"}
     assert {n for n, g in grammars.items() if g == ("form",)} == {
         "omit-field",
         "omit-divergent",
         "no-submit",
         "extra-field",
     }
-    assert all(g in (("api",), ("api", "form"), ("form",)) for g in grammars.values())
+    assert all(
+        g in (("api",), ("api", "form"), ("form",), ("api", "answer"), ("answer",), ("api", "form", "answer"))
+        for g in grammars.values()
+    )
 
 
 def test_frame_coverage_and_the_summary_read_the_specs():
@@ -67,6 +103,15 @@ def test_frame_coverage_and_the_summary_read_the_specs():
         "answer-wrong": "accept a wrong answer",
         "answer-superstring": "accept an answer whose value only contains the right one",
         "answer-hedge": "accept an answer that names two candidates",
+        "answer-blank": "accept a blank reply",
+        "answer-echo": "accept the prompt echoed back",
+        "answer-spray": "accept a reply that lists every candidate without knowing the answer",
+        "answer-other": "accept a wrong answer in perfect format",
+        "answer-shotgun": "accept a reply that lists every candidate",
+        "answer-retract": "accept an answer the reply takes back",
+        "answer-denied": "accept an answer denied inside its own slot",
+        "answer-malformed": "accept malformed output",
+        "answer-special-number": "accept NaN, Infinity or a fractional count",
     }
 
 
