@@ -142,3 +142,9 @@ def test_a_module_path_and_weights(tmp_path):
     # "7 or 8" in the tag: `contains` pays its half, `exact` does not: 0.5 of a full 1.0, rejected
     hedged = [r for r in rows if r["family"] == "answer-hedge" and r["task"] == "exact+contains/0"]
     assert hedged and all(r["evidence"]["reward"] == 0.5 and r["outcome"] == "rejected" for r in hedged), hedged
+
+
+def test_a_function_that_reads_message_content_gets_message_lists(tmp_path):
+    rows = _audit(f"{PLANTED}:message_content", tmp_path / "out", "--family", "answer-hedge")
+    controls = [r for r in rows if r["family"] == "control"]
+    assert controls and all(r["outcome"] == "control_pass" for r in controls), controls

@@ -12,7 +12,9 @@ returns `None` the completion is unscorable, a cell error.
 Options (`--option KEY=VALUE`): `dataset` (also `--dataset`; a .jsonl, .json, .csv or .parquet file), `reference`
 (the column holding the answer; inferred from the usual names or the functions' parameters), `prompt` (the
 prompt column), `weights`, `full` (the full reward: the weights' sum by default), `slot` (the answer's format,
-"<answer>{answer}</answer>"; inferred from the functions' string constants), `rows` (at most this many rows).
+"<answer>{answer}</answer>"; inferred from the functions' string constants), `rows` (at most this many rows),
+`conversational` (yes: completions as message lists; default: when the prompts are conversations, or a function
+reads `completion[0]["content"]`, as TRL's accuracy_reward does).
 """
 
 from __future__ import annotations
@@ -170,15 +172,32 @@ def slot_of(funcs: Mapping[str, Callable[..., Any]], prompts: list[str]) -> str:
     return ""
 
 
+def reads_messages(func: Callable[..., Any]) -> bool:
+    """Whether a function indexes a completion as a message list (`completion[0]["content"]`, as TRL's own
+    accuracy_reward does): it is then handed conversational completions, whatever the prompts are."""
+    try:
+        source = inspect.getsource(func)
+    except (OSError, TypeError):
+        return False
+    return re.search(r"\[0\]\s*\[\s*[\"']content[\"']\s*\]", source) is not None
+
+
 class Caller:
     """The reward functions called as GRPOTrainer calls them, their weighted sum the reward."""
 
-    def __init__(self, funcs: Mapping[str, Callable[..., Any]], weights: Mapping[str, float], prompt: str) -> None:
+    def __init__(
+        self,
+        funcs: Mapping[str, Callable[..., Any]],
+        weights: Mapping[str, float],
+        prompt: str,
+        messages: bool = False,
+    ) -> None:
         self.funcs, self.weights, self.prompt = dict(funcs), dict(weights), prompt
+        self.messages = messages  # completions as message lists, whatever the prompts are
 
     def kwargs(self, row: Row, completion: str) -> dict[str, Any]:
         prompt = row.row.get(self.prompt, row.prompt)
-        conversational = is_conversation(prompt)
+        conversational = self.messages or is_conversation(prompt)
         said: Any = [{"role": "assistant", "content": completion}] if conversational else completion
         out: dict[str, Any] = {
             "prompts": [prompt],
@@ -242,6 +261,7 @@ def create(
     full: str | None = None,
     slot: str | None = None,
     rows: str | None = None,
+    conversational: str | None = None,
 ) -> AnswerTasks:
     where, names = split_target(target)
     if dataset is None:
@@ -272,7 +292,10 @@ def create(
         )
         for i, r in enumerate(data[:limit])
     }
-    caller = Caller(funcs, dict(zip(names, ws, strict=True)), asked)
+    if conversational not in (None, "yes", "no"):
+        raise AuditError(f"--option conversational={conversational!r}: yes or no (default: as the dataset's prompts)")
+    messages = conversational == "yes" or (conversational is None and any(reads_messages(f) for f in funcs.values()))
+    caller = Caller(funcs, dict(zip(names, ws, strict=True)), asked, messages)
     caller.check(next(iter(table.values())))
     top = float(full) if full is not None else sum(ws)
     form = slot if slot is not None else slot_of(funcs, [r.prompt for r in table.values()])

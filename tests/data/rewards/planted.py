@@ -110,3 +110,8 @@ def says_none(completions, solution, **kwargs):
 def no_completions(prompts, solution):
     """A wrong signature: GRPOTrainer passes `completions`, and every column, by keyword."""
     return [0.0]
+
+
+def message_content(completions, solution, **kwargs):
+    """Reads each completion as a message list, as TRL's accuracy_reward does (correct otherwise)."""
+    return [1.0 if (_slot(c[0]["content"]) or "").strip() == s else 0.0 for c, s in zip(completions, solution)]
