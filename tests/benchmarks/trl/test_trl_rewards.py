@@ -16,11 +16,11 @@ from conftest import verimut
 
 ROWS = [
     {
-        "prompt": [{"role": "user", "content": "What is 1/3 + 0? Put the answer in \\\\boxed{}."}],
-        "solution": "\\\\frac{1}{3}",
+        "prompt": [{"role": "user", "content": "What is 1/3 + 0? Put the answer in \\boxed{}."}],
+        "solution": "\\frac{1}{3}",
     },
-    {"prompt": [{"role": "user", "content": "What is 3 + 4? Put the answer in \\\\boxed{}."}], "solution": "7"},
-    {"prompt": [{"role": "user", "content": "What is 10 * 2? Put the answer in \\\\boxed{}."}], "solution": "20"},
+    {"prompt": [{"role": "user", "content": "What is 3 + 4? Put the answer in \\boxed{}."}], "solution": "7"},
+    {"prompt": [{"role": "user", "content": "What is 10 * 2? Put the answer in \\boxed{}."}], "solution": "20"},
 ]
 
 
