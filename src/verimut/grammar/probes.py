@@ -121,6 +121,18 @@ def _written(value: Fraction, like: str) -> str:
     return f"{float(value):.{places}f}" if places else str(int(value))
 
 
+_NO_WRONG = Refusal("no answer of another value: no other task's answer differs, and the answer is no number")
+
+
+def _with_wrong(run: Run, ctx: FaultContext) -> tuple[_Said, str] | Refusal:
+    """The reference, and one wrong answer of the same kind (`wrong_answers`), or why there is none."""
+    said = _reference(run, ctx)
+    if isinstance(said, Refusal):
+        return said
+    wrong = wrong_answers(said.answer, ctx.other_answers)
+    return (said, wrong[0]) if wrong else _NO_WRONG
+
+
 def _edit(run: Run, ctx: FaultContext, variant: str, text: str, note: str, detail: dict[str, Any]) -> Edit:
     assert ctx.channel is not None
     return Edit(variant, ctx.channel.write(run, text), note, detail)
@@ -266,14 +278,11 @@ def answer_spray(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
 @declare(_fault("accept a wrong answer in perfect format"))
 def answer_other(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
     """Another task's reference answer, in this task's format (`-`), and stated confidently in plain prose."""
-    said = _reference(run, ctx)
-    if isinstance(said, Refusal):
-        return said
+    found = _with_wrong(run, ctx)
+    if isinstance(found, Refusal):
+        return found
+    said, w = found
     assert ctx.channel is not None
-    wrong = wrong_answers(said.answer, ctx.other_answers)
-    if not wrong:
-        return Refusal("no other answer of another value: no other task's answer differs, and it is no number")
-    w = wrong[0]
     formatted = ctx.channel.fill(w)
     confident = f"I have verified this carefully. The answer is definitely {w}."
     return [
@@ -341,14 +350,11 @@ FILLER = "Let us consider the problem from several angles. " * 100  # 5 kB on ea
 @declare(_fault("accept an answer the reply takes back"))
 def answer_retract(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
     """The right answer given, then retracted for a wrong one (after a long preamble), or named and denied."""
-    said = _reference(run, ctx)
-    if isinstance(said, Refusal):
-        return said
+    found = _with_wrong(run, ctx)
+    if isinstance(found, Refusal):
+        return found
+    said, w = found
     assert ctx.channel is not None
-    wrong = wrong_answers(said.answer, ctx.other_answers)
-    if not wrong:
-        return Refusal("no wrong answer to retract it for")
-    w = wrong[0]
     right, other = ctx.channel.fill(said.answer), ctx.channel.fill(w)
     forms = {
         "retracted": f"{FILLER}\n{right}\n{FILLER}\nOn reflection that was a mistake.\n{other}",
@@ -384,14 +390,11 @@ def denials(answer: str, wrong: str) -> dict[str, str]:
 @declare(_fault("accept an answer denied inside its own slot"))
 def answer_denied(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
     """The answer denied, negated, or beside a wrong one, written where the answer goes."""
-    said = _reference(run, ctx)
-    if isinstance(said, Refusal):
-        return said
+    found = _with_wrong(run, ctx)
+    if isinstance(found, Refusal):
+        return found
+    said, w = found
     assert ctx.channel is not None
-    wrong = wrong_answers(said.answer, ctx.other_answers)
-    if not wrong:
-        return Refusal("no wrong answer to set beside it")
-    w = wrong[0]
     edits = []
     for v, inner in denials(said.answer, w).items():
         text = ctx.channel.fill(inner)
