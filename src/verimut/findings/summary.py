@@ -437,7 +437,7 @@ def _finding(record: type[F], m: Manifest, cell: Cell, row: CellResult, **more: 
     )
 
 
-def _false_reject(m: Manifest, cell: Cell, row: CellResult) -> FalseReject:
+def _false_reject(m: Manifest, cell: Cell, row: CellResult, rows: Mapping[str, CellResult] = {}) -> FalseReject:
     """A false reject: the run, the verifier's failing checks, and what the oracle found equal."""
     found = _finding(Finding, m, cell, row)
     return FalseReject(
@@ -446,7 +446,7 @@ def _false_reject(m: Manifest, cell: Cell, row: CellResult) -> FalseReject:
         checks=checks_of(row),
         oracle=evidence.compared(cell),
         reason=row.reason,
-        answer=answer_edit(cell, row),
+        answer=answer_edit(cell, row, m, rows),
     )
 
 
@@ -467,7 +467,7 @@ def build(m: Manifest, rows: Mapping[str, CellResult], c: float = rewards.DEFAUL
         scored=len(rows),
         counts={fam: {o: c[o] for o in OUTCOMES if c[o]} for fam, c in counts.items()},
         false_accepts=[_false_accept(m, rows, cell, r, c) for cell, r in ordered if r.outcome == Outcome.FALSE_ACCEPT],
-        false_rejects=[_false_reject(m, cell, r) for cell, r in ordered if r.outcome == Outcome.FALSE_REJECT],
+        false_rejects=[_false_reject(m, cell, r, rows) for cell, r in ordered if r.outcome == Outcome.FALSE_REJECT],
         control_failures=[
             ControlFailure(r.cell_id, r.outcome, r.reason)
             for _, r in ordered
