@@ -162,8 +162,6 @@ class TaskFacts(msgspec.Struct, frozen=True):
     # The instruction asks a question ("?"): an answer is the task, whatever the reference run says (AgentDojo's
     # banking/user_task_8 asks for a summary its shipped reference never gives).
     question: bool = False
-    # The task's prompt, kept for answer-only tasks (a reward function's row), whose findings print it.
-    prompt: str = ""
 
     @property
     def writes(self) -> list[str]:

@@ -222,7 +222,9 @@ def _fault_cells(
         other_answers=_other_answers(bench, task, refs),
     )
     unpinned = [f"#{p.action}.{p.arg}" for p in pins(run, writes, ctx.outputs, ctx.instruction) if p.source is None]
-    cells = [Cell(cell_id(task, CONTROL, "-"), task, CONTROL, "-", run, "the unedited reference run")]
+    # An answer-only task's findings print its prompt (a reward function's row): its control cell keeps it.
+    told = {"prompt": ctx.instruction} if bench.grammar == "answer" else {}
+    cells = [Cell(cell_id(task, CONTROL, "-"), task, CONTROL, "-", run, "the unedited reference run", told)]
     first: dict[bytes, str] = {oracle.canonical(run): cells[0].cell_id}
     for fam in families:
         op = FAMILIES[fam]
@@ -317,7 +319,6 @@ def _facts(
         contract=contract_of(bench, kind_of(bench, task)),
         reference_answer=bench.answer_channel.read(refs.runs[task]) if bench.answer_channel is not None else "",
         question="?" in bench.instruction(task),
-        prompt=bench.instruction(task) if bench.grammar == "answer" else "",
     )
     return _Facts(facts, cells)
 

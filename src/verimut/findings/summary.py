@@ -121,7 +121,7 @@ class AnswerEdit(msgspec.Struct, frozen=True, omit_defaults=True):
     differs: str | None = None  # the oracle's reason the edited answer is wrong (Evidence.answer_differs)
     reward: float | None = None  # what the reward function paid the edited answer (Evidence.reward)
     reference_reward: float | None = None  # ... and the reference answer (its task's control)
-    prompt: str = ""  # the task's prompt, for a reward function's finding (TaskFacts.prompt)
+    prompt: str = ""  # the task's prompt, for a reward function's finding (its control cell's detail)
 
 
 def answer_edit(
@@ -139,9 +139,22 @@ def answer_edit(
         differs=row.evidence.answer_differs,
         reward=row.evidence.reward,
         reference_reward=_control_reward(rows, cell.task),
-        prompt=m.tasks[cell.task].prompt if m is not None and cell.task in m.tasks else "",
+        prompt=_prompt(m, cell.task),
         **text,
     )
+
+
+_prompts: list[tuple[Manifest, dict[str, str]]] = []  # the last manifest's prompts: read once, not per finding
+
+
+def _prompt(m: Manifest | None, task: str) -> str:
+    """The task's prompt, as an answer-only task's control cell records it (manifest.py), or ""."""
+    if m is None:
+        return ""
+    if not _prompts or _prompts[0][0] is not m:
+        found = {c.task: str(c.detail["prompt"]) for c in m.cells if c.is_control and "prompt" in c.detail}
+        _prompts[:] = [(m, found)]
+    return _prompts[0][1].get(task, "")
 
 
 def _control_reward(rows: Mapping[str, CellResult], task: str) -> float | None:
@@ -261,8 +274,8 @@ class Summary(msgspec.Struct):
     null_runs: NullRuns | None = None
     null_runs_by_suite: dict[str, NullRuns] = {}
     # Per reward function (suite), when the verifier gives rewards: false-pass ceiling, lazy-policy reward,
-    # false-fail rate (reward_numbers.py).
-    reward_numbers: dict[str, reward_numbers.RewardNumbers] = {}
+    # false-fail rate (reward_numbers.py). Unset (and left out of summary.json) for a verifier that gives none.
+    reward_numbers: dict[str, reward_numbers.RewardNumbers] | msgspec.UnsetType = msgspec.UNSET
 
     @property
     def exit_code(self) -> int:
@@ -490,7 +503,7 @@ def build(m: Manifest, rows: Mapping[str, CellResult], c: float = rewards.DEFAUL
         graded=dict(m.graded),
         answer_counts=answer_counts(m, rows),
         vacuous=[_vacuous(m, rows, r, c) for _, r in ordered if r.outcome == Outcome.VACUOUS],
-        reward_numbers=reward_numbers.build(m, rows),
+        reward_numbers=reward_numbers.build(m, rows) or msgspec.UNSET,
     )
     summary.null_runs, summary.null_runs_by_suite = null_runs(m, rows)
     fas = summary.false_accepts
@@ -615,7 +628,7 @@ def markdown(s: Summary) -> str:
         lines += ["", *frame_coverage(s.frame_coverage)]
     if s.answer_counts or s.null_runs is not None:
         lines += ["", *answer_channel(s)]
-    if s.reward_numbers:
+    if isinstance(s.reward_numbers, dict):
         lines += ["", *reward_numbers.lines(s.reward_numbers)]
     lines += ["", f"## Confirmed false accepts: {len(s.false_accepts) or 'none found'}{per_kind(s)}", ""]
     if s.rewards:
