@@ -148,3 +148,15 @@ def test_a_function_that_reads_message_content_gets_message_lists(tmp_path):
     rows = _audit(f"{PLANTED}:message_content", tmp_path / "out", "--family", "answer-hedge")
     controls = [r for r in rows if r["family"] == "control"]
     assert controls and all(r["outcome"] == "control_pass" for r in controls), controls
+
+
+def test_duplicate_prompts_and_conflicting_labels_are_named(tmp_path):
+    out = tmp_path / "out"
+    result = verimut(
+        "audit", f"reward:{DATA / 'correct.py'}:accuracy", "--dataset", str(DATA / "conflicting.jsonl"), "-o", str(out),
+        "-q", "--executor", "inprocess", "--fail-on", "never", "--family", "answer-hedge",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    provenance = json.loads((out / "manifest.json").read_text())["provenance"]
+    assert provenance["conflicting_labels"] == "1 prompt(s) with different reference answers: accuracy/0=accuracy/1"
+    assert provenance["duplicate_prompts"].startswith("1 prompt(s) given more than once")

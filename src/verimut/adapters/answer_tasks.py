@@ -42,6 +42,27 @@ class _Episode(msgspec.Struct):
 Score = Callable[[Row, str], Any]
 
 
+def _few(items: Sequence[str], k: int = 8) -> str:
+    return ", ".join(items[:k]) + (", ..." if len(items) > k else "")
+
+
+def hygiene(rows: Mapping[str, Row]) -> dict[str, str]:
+    """The dataset's own defects a reward inherits (falsepass's P12): a prompt given twice, and one given twice with
+    different reference answers (conflicting labels: no completion can earn full reward on both)."""
+    by_prompt: dict[str, list[str]] = {}
+    for task, row in rows.items():
+        by_prompt.setdefault(" ".join(row.prompt.split()), []).append(task)
+    twice = [ts for ts in by_prompt.values() if len(ts) > 1]
+    conflicting = [ts for ts in twice if len({rows[t].reference for t in ts}) > 1]
+    out: dict[str, str] = {}
+    if twice:
+        out["duplicate_prompts"] = f"{len(twice)} prompt(s) given more than once: " + _few(["=".join(t) for t in twice])
+    if conflicting:
+        shown = _few(["=".join(t) for t in conflicting])
+        out["conflicting_labels"] = f"{len(conflicting)} prompt(s) with different reference answers: {shown}"
+    return out
+
+
 class AnswerTasks:
     """An adapter over answer-only tasks. `score(row, completion)` is the reward under test, called unmodified."""
 
@@ -70,8 +91,10 @@ class AnswerTasks:
         self.answer_channel = AnswerChannel(where, slot=slot)
         self._provenance = dict(provenance or {})
         if unanswered:
-            shown = ", ".join(unanswered[:8]) + (", ..." if len(unanswered) > 8 else "")
-            self._provenance["no_reference"] = f"{len(unanswered)} task(s) left out, no reference answer: {shown}"
+            self._provenance["no_reference"] = (
+                f"{len(unanswered)} task(s) left out, no reference answer: {_few(unanswered)}"
+            )
+        self._provenance.update(hygiene(self.rows))
 
     def provenance(self) -> Mapping[str, str]:
         return self._provenance
