@@ -263,6 +263,11 @@ def create(
     rows: str | None = None,
     conversational: str | None = None,
 ) -> AnswerTasks:
+    if not target:
+        raise AuditError(
+            "a reward function is named on the command line, reward:FILE.py:FUNC --dataset FILE; commands that reload "
+            "an audit's benchmark by its name (verimut repair) do not support reward functions yet"
+        )
     where, names = split_target(target)
     if dataset is None:
         raise AuditError(f"reward:{target} needs a dataset: --dataset FILE (.jsonl, .json, .csv, .parquet)")
