@@ -8,6 +8,7 @@ case "${1:-}" in
   appworld) bash scripts/install-appworld.sh ;;
   bfcl) bash scripts/install-bfcl.sh ;;
   miniwob) bash scripts/install-cube.sh ;;
+  reasoning-gym) bash scripts/install-reasoning-gym.sh ;;
   tau2) bash scripts/install-tau2.sh ;;
   webarena-verified) bash scripts/install-webarena-verified.sh ;;
   workarena) bash scripts/install-workarena.sh ;;

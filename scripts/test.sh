@@ -38,6 +38,7 @@ bash scripts/install-bfcl.sh
 bash scripts/install-tau2.sh
 bash scripts/install-cube.sh  # CUBE (MiniWoB++) in its own Python 3.12 environment, .venv-cube
 bash scripts/install-webarena-verified.sh  # WebArena-Verified in its own environment, .venv-webarena (pydantic 2.12)
+bash scripts/install-reasoning-gym.sh  # reasoning-gym's datasets, in .venv (the extra `reasoning-gym`)
 if [ "$tier" = all ]; then
   .venv/bin/ruff check src tests
   .venv/bin/ruff format --check src tests

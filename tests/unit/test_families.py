@@ -19,6 +19,19 @@ from verimut.grammar.faults import ALTERNATIVE, FAMILIES, FamilySpec, FaultConte
 ROOT = Path(__file__).resolve().parents[2]
 
 
+PROBES = {
+    "answer-blank",
+    "answer-echo",
+    "answer-spray",
+    "answer-other",
+    "answer-shotgun",
+    "answer-retract",
+    "answer-denied",
+    "answer-malformed",
+    "answer-special-number",
+}
+
+
 def names_where(flag: str) -> set[str]:
     return {name for name, op in FAMILIES.items() if getattr(op.spec, flag)}
 
@@ -35,6 +48,9 @@ def test_each_built_in_family_declares_what_it_needs():
         "answer-superstring",
         "answer-hedge",
         "alt-answer",
+        *PROBES,
+        "alt-format",
+        "alt-tag-prose",
     }
     assert names_where("null_run") == {"null-run"}
     assert names_where("tests_frame") == {"extra", "extra-ni", "extra-oos", "extra-field", "wrong-first", "oos-before"}
@@ -47,10 +63,13 @@ def test_each_built_in_family_declares_what_it_needs():
         "alt-answer",
         "alt-listed",
         "alt-query",
+        "alt-format",
+        "alt-tag-prose",
     }
     grammars = {name: op.spec.grammars for name, op in FAMILIES.items()}
     assert {n for n, g in grammars.items() if g == ("api", "form")} == {"wrong-value"}
-    assert {n for n, g in grammars.items() if g == ("api", "form", "evidence")} == {"claim-only", "null-run"}
+    assert {n for n, g in grammars.items() if g == ("api", "form", "evidence")} == {"claim-only"}
+    assert {n for n, g in grammars.items() if g == ("api", "form", "evidence", "answer")} == {"null-run"}
     assert {n for n, g in grammars.items() if g == ("api", "evidence")} == {
         "omit",
         "extra",
@@ -72,6 +91,14 @@ def test_each_built_in_family_declares_what_it_needs():
         "alt-listed",
         "alt-query",
     }
+    # The answer grammar (reward functions, reasoning-gym): the answer families and the probes (grammar/probes.py).
+    assert {n for n, g in grammars.items() if g == ("api", "answer")} == {
+        "answer-drop",
+        "answer-wrong",
+        "answer-superstring",
+        "answer-hedge",
+    }
+    assert {n for n, g in grammars.items() if g == ("answer",)} == {*PROBES, "alt-format", "alt-tag-prose"}
     assert {n for n, g in grammars.items() if g == ("form",)} == {
         "omit-field",
         "omit-divergent",
@@ -79,7 +106,18 @@ def test_each_built_in_family_declares_what_it_needs():
         "extra-field",
     }
     assert all(
-        g in (("api",), ("api", "form"), ("form",), ("api", "form", "evidence"), ("api", "evidence"), ("evidence",))
+        g
+        in (
+            ("api",),
+            ("api", "form"),
+            ("form",),
+            ("api", "form", "evidence"),
+            ("api", "form", "evidence", "answer"),
+            ("api", "evidence"),
+            ("evidence",),
+            ("api", "answer"),
+            ("answer",),
+        )
         for g in grammars.values()
     )
 
@@ -109,6 +147,15 @@ def test_frame_coverage_and_the_summary_read_the_specs():
         "wrong-post": "accept a wrong value",
         "wrong-first": "accept a wrong write made before the right one",
         "oos-before": "accept an out-of-scope write",
+        "answer-blank": "accept a blank reply",
+        "answer-echo": "accept the prompt echoed back",
+        "answer-spray": "accept a reply that lists every candidate without knowing the answer",
+        "answer-other": "accept a wrong answer in perfect format",
+        "answer-shotgun": "accept a reply that lists every candidate",
+        "answer-retract": "accept an answer the reply takes back",
+        "answer-denied": "accept an answer denied inside its own slot",
+        "answer-malformed": "accept malformed output",
+        "answer-special-number": "accept NaN, Infinity or a fractional count",
     }
 
 

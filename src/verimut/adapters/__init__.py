@@ -31,6 +31,8 @@ BENCHMARKS.register("miniwob-gym", "verimut.adapters.cube:create_miniwob_gym")
 BENCHMARKS.register("tau2", "verimut.adapters.tau2:create")
 BENCHMARKS.register("webarena-verified", "verimut.adapters.webarena:create")
 BENCHMARKS.register("workarena", "verimut.adapters.workarena:create")
+BENCHMARKS.register("reasoning-gym", "verimut.adapters.reasoning_gym:create")
+BENCHMARKS.register("reward", "verimut.adapters.reward_functions:create")
 
 _REQUIRED = ("name", "version", "telemetry", *(m for m in dir(Benchmark) if not m.startswith("_")))
 
@@ -49,6 +51,8 @@ def load(name: str, version: str | None = None, options: Mapping[str, Any] | Non
     `options` go to the factory as keywords (`create(version, **options)`): e.g. WorkArena's
     `stand_in` and `configs`, AppWorld's `appworld_python`.
     """
+    if name.startswith("reward:"):  # `reward:FILE.py:FUNC`: the reward-function adapter, the rest its target
+        name, options = "reward", {**(options or {}), "target": name.removeprefix("reward:")}
     obj = _find(name)
     if isinstance(obj, type):
         raise AuditError(

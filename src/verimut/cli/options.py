@@ -1,6 +1,6 @@
 """The options commands share, declared once: each command module names the ones it takes.
 
-`verimut audit` and `verimut swap` take the same seventeen (`run_command`): the benchmark and its version, suites and
+`verimut audit` and `verimut swap` take the same eighteen (`run_command`): the benchmark and its version, suites and
 tasks, the output directory, the executor, the adapter's options, the CI outputs, the baseline and the audit to
 compare with, gathered into one `RunOptions`.
 """
@@ -103,6 +103,25 @@ StandIn = Annotated[
 ]
 
 
+DatasetOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--dataset",
+        help="reward:FILE.py:FUNC: the dataset its rows come from (.jsonl, .json, .csv, .parquet); "
+        "the same as --option dataset=FILE.",
+    ),
+]
+
+
+def _with_dataset(options: dict[str, Any], benchmark: str, dataset: Path | None) -> dict[str, Any]:
+    """`--dataset FILE` is `--option dataset=FILE`, for a reward-function target only."""
+    if dataset is not None:
+        if not benchmark.startswith("reward:"):
+            raise AuditError(f"--dataset is for a reward function (reward:FILE.py:FUNC), not {benchmark!r}")
+        options["dataset"] = str(dataset)
+    return options
+
+
 def _with_stand_in(options: dict[str, Any], benchmark: str, stand_in: bool) -> dict[str, Any]:
     """`--stand-in` is `--option stand_in=1`, for WorkArena only."""
     if stand_in:
@@ -143,9 +162,11 @@ class RunOptions(msgspec.Struct, frozen=True):
     baseline: Path | None = None
     against: Path | None = None
     stand_in: bool = False
+    dataset: Path | None = None
 
     def adapter_options(self) -> dict[str, Any]:
-        return _with_stand_in(_adapter_options(self.option), self.benchmark, self.stand_in)
+        options = _with_stand_in(_adapter_options(self.option), self.benchmark, self.stand_in)
+        return _with_dataset(options, self.benchmark, self.dataset)
 
     def ci(self) -> CI:
         return CI(self.fail_on, self.junit_path, self.sarif_path, self.baseline, self.against)
@@ -176,6 +197,7 @@ _HOW = [
     _param("baseline", BaselineFile, None),
     _param("against", Against, None),
     _param("stand_in", StandIn, False),
+    _param("dataset", DatasetOpt, None),
 ]
 assert [p.name for p in (*_WHAT, *_HOW)] == list(RunOptions.__struct_fields__)
 

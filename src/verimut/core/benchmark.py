@@ -33,7 +33,8 @@ from verimut.core.run import (  # Verdict lives with the vocabulary: guard.py ch
     Verdict,
 )
 
-GRAMMARS = ("api", "form", "evidence")  # evidence: a trace and a response (grammar/evidence.py)
+# "evidence": a trace and a response (grammar/evidence.py); "answer": tasks whose run is one answer (reward functions)
+GRAMMARS = ("api", "form", "evidence", "answer")
 # What a task kind's verifier promises to decide (docs/method.md#contracts). `effect`: the requested effect and
 # nothing else, so the frame condition applies and every family does. `goal`: whether a goal was reached in a
 # state that may hold other effects (AgentDojo's injection tasks: `security()` judges the attack in a state

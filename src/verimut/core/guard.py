@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime
 import decimal
 import enum
+import math
 import uuid
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -95,9 +96,23 @@ def verdict(answer: object) -> Verdict:
         raise VerdictError(f"Verdict.checks is {type(checks).__name__}, not a dict of bools")
     fixed = {str(name): truth(v, f"Verdict.checks[{name!r}]") for name, v in checks.items()}
     detail = answer.detail if isinstance(answer.detail, str) else repr(answer.detail)
-    if passed is answer.passed and detail is answer.detail and all(fixed[str(k)] is v for k, v in checks.items()):
+    reward = number(answer.reward, "Verdict.reward") if answer.reward is not None else None
+    same = passed is answer.passed and detail is answer.detail and reward is answer.reward
+    if same and all(fixed[str(k)] is v for k, v in checks.items()):
         return answer
-    return Verdict(passed, detail, fixed)
+    return Verdict(passed, detail, fixed, reward)
+
+
+def number(value: object, what: str) -> float:
+    """A reward as a finite float: a bool, a string, None, NaN or an infinity is `VerdictError` (never a reward)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) and not _is_numpy(value, *_NUMPY_NUMBERS):
+        shown = repr(value)
+        shown = shown if len(shown) <= 40 else shown[:37] + "..."
+        raise VerdictError(f"{what} is {type(value).__name__} ({shown}), not a number")
+    out = float(value)  # type: ignore[arg-type]
+    if not math.isfinite(out):
+        raise VerdictError(f"{what} is {out}, not a finite number")
+    return out
 
 
 # --- snapshots ----------------------------------------------------------------------------------
@@ -107,6 +122,7 @@ _SCALAR = frozenset({str, int, float, bool, type(None)})
 _ALSO = (str, int, float, enum.Enum, datetime.date, datetime.time, datetime.timedelta, uuid.UUID, decimal.Decimal)
 
 
+_NUMPY_NUMBERS = tuple(f"{k}{n}" for k in ("int", "uint", "float") for n in (8, 16, 32, 64) if k != "float" or n > 8)
 _NUMPY_SCALARS = ("bool_", "bool", "str_", *(f"{k}{n}" for k in ("int", "uint") for n in (8, 16, 32, 64)))
 _NUMPY_SCALARS += ("float16", "float32", "float64")
 

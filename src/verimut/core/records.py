@@ -324,6 +324,7 @@ class Evidence(msgspec.Struct, frozen=True, omit_defaults=True):
     checks: dict[str, bool] | None = None  # its per-check results, when it reports several
     # An answer family's cell: the oracle's judgement, by construction, of why the answer is not the reference's.
     answer_differs: str | None = None
+    reward: float | None = None  # the reward function's number for the run (Verdict.reward), when it gives one
 
 
 class CellResult(msgspec.Struct, frozen=True):

@@ -37,6 +37,25 @@ class AnswerChannel(msgspec.Struct, frozen=True):
     where: str  # one line a report prints: "AgentDojo's model output"
     tool: str = ""  # the answer is this tool's argument `arg` in the run's last call of it
     arg: str = ""
+    # The format the task asks an answer to be written in, with "{answer}" where the answer goes
+    # ("<answer>{answer}</answer>", "\\boxed{{answer}}"); "" when the whole text is the answer. The answer probes
+    # (grammar/probes.py) write their wrong answers in it, so a reward that pays for the format alone shows.
+    slot: str = ""
+
+    def fill(self, answer: str) -> str:
+        """`answer` written in the task's format (`slot`)."""
+        return self.slot.replace("{answer}", answer) if self.slot else answer
+
+    def inner(self, said: str) -> str | None:
+        """What a text says inside the format's slot (the text itself without one), or None when not in the format."""
+        if not self.slot:
+            return said
+        head, _, tail = self.slot.partition("{answer}")
+        start = said.find(head)
+        end = said.rfind(tail) if tail else len(said)
+        if start < 0 or end < start + len(head):
+            return None
+        return said[start + len(head) : end]
 
     def _last_call(self, run: Run) -> int | None:
         calls = [i for i, a in enumerate(run.actions) if a.name == self.tool]
@@ -79,6 +98,9 @@ class Verdict(msgspec.Struct, frozen=True):
     passed: bool
     detail: str = ""
     checks: dict[str, bool] = {}
+    # A reward function's number for the run (RL reward functions, reasoning-gym's score_answer): `passed` says
+    # whether it is the full reward; the number itself is what the false-pass ceiling and lazy-policy reward read.
+    reward: float | None = None
 
 
 __all__ = ["Action", "AnswerChannel", "Run", "Step", "Verdict"]

@@ -238,9 +238,12 @@ def _fault_cells(
         contract=contract,
         targets=bench.target_args,
         channel=bench.answer_channel,
+        other_answers=_other_answers(bench, task, refs),
     )
     unpinned = [f"#{p.action}.{p.arg}" for p in pins(run, writes, ctx.outputs, ctx.instruction) if p.source is None]
-    cells = [Cell(cell_id(task, CONTROL, "-"), task, CONTROL, "-", run, "the unedited reference run")]
+    # An answer-only task's findings print its prompt (a reward function's row): its control cell keeps it.
+    told = {"prompt": ctx.instruction} if bench.grammar == "answer" else {}
+    cells = [Cell(cell_id(task, CONTROL, "-"), task, CONTROL, "-", run, "the unedited reference run", told)]
     first: dict[bytes, str] = {oracle.canonical(run): cells[0].cell_id}
     for fam in families:
         op = FAMILIES[fam]
@@ -257,6 +260,30 @@ def _fault_cells(
                 Cell(cid, task, fam, edit.variant, edit.run, edit.note, edit.detail, None if same == cid else same)
             )
     return census, unpinned, cells, tried
+
+
+OTHER_ANSWERS = 8
+
+
+def _other_answers(bench: Adapter, task: str, refs: References) -> tuple[str, ...]:
+    """The answers of the suite's other audited tasks (their format's slot), the next tasks first, at most 8."""
+    channel = bench.answer_channel
+    if channel is None:
+        return ()
+    suite = [t for t in refs.runs if oos.suite_of(t) == oos.suite_of(task)]
+    at = suite.index(task) if task in suite else 0
+    found: list[str] = []
+    for other in [*suite[at + 1 :], *suite[:at]]:
+        if refs.errors.get(other) is not None:
+            continue
+        said = channel.read(refs.runs[other])
+        inner = channel.inner(said)
+        text = (said if inner is None else inner).strip()
+        if text:
+            found.append(text)
+        if len(found) == OTHER_ANSWERS:
+            break
+    return tuple(found)
 
 
 def _free_text(effect: list[oracle.CollectionDiff], instruction: str, run: Run, outputs: Sequence[str]) -> list[str]:

@@ -378,6 +378,7 @@ class Scorer:
             trace_differs=_capped(compared.trace) or None,
             checks=verdict.checks or None,
             answer_differs=_capped(compared.answer),
+            reward=verdict.reward,
         )
         outcome = outcome_of(cell, done.failed_at is None, verdict.passed, compared)
         reason: str | None = None

@@ -17,9 +17,9 @@ from typing import Any, TypeVar
 import msgspec
 
 from verimut.core.benchmark import USER
-from verimut.core.records import Cell, CellResult, Difference, Manifest, Outcome, natural
+from verimut.core.records import Cell, CellResult, Difference, Manifest, Outcome, cell_id, natural
 from verimut.engine.store import Store
-from verimut.findings import coverage, evidence, rewards
+from verimut.findings import coverage, evidence, reward_numbers, rewards
 from verimut.grammar.faults import CONTROL, spec_of
 from verimut.grammar.pairs import suite_of
 
@@ -119,9 +119,14 @@ class AnswerEdit(msgspec.Struct, frozen=True, omit_defaults=True):
     to: str = ""  # what the value became
     pinned_by: str = ""  # read #k tool, the start state, or the reference answer
     differs: str | None = None  # the oracle's reason the edited answer is wrong (Evidence.answer_differs)
+    reward: float | None = None  # what the reward function paid the edited answer (Evidence.reward)
+    reference_reward: float | None = None  # ... and the reference answer (its task's control)
+    prompt: str = ""  # the task's prompt, for a reward function's finding (its control cell's detail)
 
 
-def answer_edit(cell: Cell, row: CellResult) -> AnswerEdit | None:
+def answer_edit(
+    cell: Cell, row: CellResult, m: Manifest | None = None, rows: Mapping[str, CellResult] = {}
+) -> AnswerEdit | None:
     """The answer edit of an answer family's cell (from the row's evidence, else the manifest's), or None."""
     detail = row.evidence.detail or cell.detail
     if "answer_edit" not in detail:
@@ -132,8 +137,29 @@ def answer_edit(cell: Cell, row: CellResult) -> AnswerEdit | None:
         reference_answer=str(detail.get("reference_answer", "")),
         answer=str(detail.get("answer", "")),
         differs=row.evidence.answer_differs,
+        reward=row.evidence.reward,
+        reference_reward=_control_reward(rows, cell.task),
+        prompt=_prompt(m, cell.task),
         **text,
     )
+
+
+_prompts: list[tuple[Manifest, dict[str, str]]] = []  # the last manifest's prompts: read once, not per finding
+
+
+def _prompt(m: Manifest | None, task: str) -> str:
+    """The task's prompt, as an answer-only task's control cell records it (manifest.py), or ""."""
+    if m is None:
+        return ""
+    if not _prompts or _prompts[0][0] is not m:
+        found = {c.task: str(c.detail["prompt"]) for c in m.cells if c.is_control and "prompt" in c.detail}
+        _prompts[:] = [(m, found)]
+    return _prompts[0][1].get(task, "")
+
+
+def _control_reward(rows: Mapping[str, CellResult], task: str) -> float | None:
+    control = rows.get(cell_id(task, CONTROL, "-"))
+    return None if control is None else control.evidence.reward
 
 
 class FalseAccept(Finding, frozen=True, omit_defaults=True):
@@ -247,6 +273,9 @@ class Summary(msgspec.Struct):
     vacuous: list[Vacuous] = []
     null_runs: NullRuns | None = None
     null_runs_by_suite: dict[str, NullRuns] = {}
+    # Per reward function (suite), when the verifier gives rewards: false-pass ceiling, lazy-policy reward,
+    # false-fail rate (reward_numbers.py). Unset (and left out of summary.json) for a verifier that gives none.
+    reward_numbers: dict[str, reward_numbers.RewardNumbers] | msgspec.UnsetType = msgspec.UNSET
 
     @property
     def exit_code(self) -> int:
@@ -312,7 +341,7 @@ def earned(m: Manifest, rows: Mapping[str, CellResult], row: CellResult, c: floa
 
 def _false_accept(m: Manifest, rows: Mapping[str, CellResult], cell: Cell, row: CellResult, c: float) -> FalseAccept:
     """A false accept, with its reward beside its control's under each formula (when the control has a verdict)."""
-    return _finding(FalseAccept, m, cell, row, answer=answer_edit(cell, row), **earned(m, rows, row, c))
+    return _finding(FalseAccept, m, cell, row, answer=answer_edit(cell, row, m, rows), **earned(m, rows, row, c))
 
 
 def _vacuous(m: Manifest, rows: Mapping[str, CellResult], row: CellResult, c: float) -> Vacuous:
@@ -421,7 +450,7 @@ def _finding(record: type[F], m: Manifest, cell: Cell, row: CellResult, **more: 
     )
 
 
-def _false_reject(m: Manifest, cell: Cell, row: CellResult) -> FalseReject:
+def _false_reject(m: Manifest, cell: Cell, row: CellResult, rows: Mapping[str, CellResult] = {}) -> FalseReject:
     """A false reject: the run, the verifier's failing checks, and what the oracle found equal."""
     found = _finding(Finding, m, cell, row)
     return FalseReject(
@@ -430,7 +459,7 @@ def _false_reject(m: Manifest, cell: Cell, row: CellResult) -> FalseReject:
         checks=checks_of(row),
         oracle=evidence.compared(cell),
         reason=row.reason,
-        answer=answer_edit(cell, row),
+        answer=answer_edit(cell, row, m, rows),
     )
 
 
@@ -451,7 +480,7 @@ def build(m: Manifest, rows: Mapping[str, CellResult], c: float = rewards.DEFAUL
         scored=len(rows),
         counts={fam: {o: c[o] for o in OUTCOMES if c[o]} for fam, c in counts.items()},
         false_accepts=[_false_accept(m, rows, cell, r, c) for cell, r in ordered if r.outcome == Outcome.FALSE_ACCEPT],
-        false_rejects=[_false_reject(m, cell, r) for cell, r in ordered if r.outcome == Outcome.FALSE_REJECT],
+        false_rejects=[_false_reject(m, cell, r, rows) for cell, r in ordered if r.outcome == Outcome.FALSE_REJECT],
         control_failures=[
             ControlFailure(r.cell_id, r.outcome, r.reason)
             for _, r in ordered
@@ -474,6 +503,7 @@ def build(m: Manifest, rows: Mapping[str, CellResult], c: float = rewards.DEFAUL
         graded=dict(m.graded),
         answer_counts=answer_counts(m, rows),
         vacuous=[_vacuous(m, rows, r, c) for _, r in ordered if r.outcome == Outcome.VACUOUS],
+        reward_numbers=reward_numbers.build(m, rows) or msgspec.UNSET,
     )
     summary.null_runs, summary.null_runs_by_suite = null_runs(m, rows)
     fas = summary.false_accepts
@@ -504,6 +534,10 @@ def vacuous_rewards(found: list[Vacuous]) -> str:
         f"the null run earns its control's full reward under every formula on {full} of {len(found)} vacuous verifiers"
         + (f" (its lowest reward: {least})" if least else "")
     )
+
+
+def _cut(text: str, limit: int = 300) -> str:
+    return text if len(text) <= limit else f"{text[: limit - 1]}… [{len(text):,} characters]"
 
 
 def _short(value: Any, limit: int = 160) -> str:
@@ -594,6 +628,8 @@ def markdown(s: Summary) -> str:
         lines += ["", *frame_coverage(s.frame_coverage)]
     if s.answer_counts or s.null_runs is not None:
         lines += ["", *answer_channel(s)]
+    if isinstance(s.reward_numbers, dict):
+        lines += ["", *reward_numbers.lines(s.reward_numbers)]
     lines += ["", f"## Confirmed false accepts: {len(s.false_accepts) or 'none found'}{per_kind(s)}", ""]
     if s.rewards:
         lines += [f"Rewards: {s.rewards['conclusion']}.", ""]
@@ -662,7 +698,11 @@ def false_rejects(found: list[FalseReject]) -> list[str]:
 def answer_lines(a: AnswerEdit) -> list[str]:
     """A finding's answer edit: the value and what pins it, the reference answer -> the edited one, the oracle's why."""
     value = f"the {a.kind} {a.value!r} ({a.edit}" + (f", pinned by {a.pinned_by})" if a.pinned_by else ")")
-    lines = [f"- answer: {value if a.value else a.edit}: {a.reference_answer!r} → {a.answer!r}"]
+    lines = [f"- prompt: {_cut(a.prompt)!r}"] if a.prompt else []
+    lines += [f"- answer: {value if a.kind else a.edit}: {_cut(a.reference_answer)!r} → {_cut(a.answer)!r}"]
+    if a.reward is not None:
+        paid = "-" if a.reference_reward is None else f"{a.reference_reward:g}"
+        lines.append(f"- the reward function paid: {a.reward:g} (the reference answer: {paid})")
     return lines + ([f"- answer differs: {a.differs}"] if a.differs else [])
 
 

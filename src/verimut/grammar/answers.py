@@ -17,8 +17,9 @@ larger one ("3" is in "13" as a substring, not as a number).
 from __future__ import annotations
 
 import datetime
+import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import msgspec
@@ -101,7 +102,13 @@ def values(answer: str) -> list[Value]:
 
 def tokens(text: str, kind: str) -> list[str]:
     """Every value of `kind` that `text` states (what "a second candidate of the same kind" is read from)."""
-    return [v.text for v in values(text) if v.kind == kind]
+    return list(_tokens(text, kind))
+
+
+@functools.lru_cache(maxsize=1024)
+def _tokens(text: str, kind: str) -> tuple[str, ...]:
+    # Cached: `echoed` asks it of one instruction for every value of the answer, and a reasoning-gym prompt is long.
+    return tuple(v.text for v in values(text) if v.kind == kind)
 
 
 def normal(kind: str, text: str) -> Any:
@@ -476,11 +483,19 @@ def sentences(answer: str) -> list[str]:
     return parts if len(parts) >= 2 else []
 
 
+# The answer probes' own judgements (grammar/probes.py), by the form their edits name: each says why an edited
+# answer is not the reference's, as `confirm` does for the families here.
+CONFIRMS: dict[str, Callable[[dict[str, Any], str, str], str | None]] = {}
+
+
 def confirm(detail: dict[str, Any], reference: str, edited: str) -> str | None:
     """The oracle's judgement of an answer fault, by construction: why the edited answer is not the reference's
     (None: the edit failed to make it wrong, and it is no fault). `detail` is the cell's, as the family wrote it."""
     if edited == reference:
         return None
+    probe = CONFIRMS.get(str(detail.get("answer_edit", "")))
+    if probe is not None:
+        return probe(detail, reference, edited)
     kind, value = str(detail.get("kind", "")), str(detail.get("value", ""))
     form = str(detail.get("answer_edit", ""))
     if form == "drop":

@@ -94,6 +94,9 @@ class FaultContext(msgspec.Struct, frozen=True):
     targets: frozenset[str] = frozenset()
     # Where the run's final answer lives (the adapter's `answer_channel`); None: the verifier grades no answer.
     channel: AnswerChannel | None = None
+    # The answers (each its format's slot) of the suite's other audited tasks, the next tasks first: a wrong answer
+    # of the same kind, in the same format (the answer probes' `answer-other`, grammar/probes.py).
+    other_answers: tuple[str, ...] = ()
 
     def write_positions(self) -> list[int]:
         return [i for i, w in enumerate(self.writes) if w]
@@ -636,6 +639,7 @@ def alt_idem(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
 
 ANSWER_VALUES = 8
 ANSWER_LOOKED = 64
+_WITH_ANSWERS = ("api", "answer")  # the answer families run on tool-call benchmarks and on answer-only tasks
 _NO_CHANNEL = Refusal("the benchmark declares no answer channel (its verifier grades no answer)")
 _NO_ANSWER = Refusal("the reference run gives no answer")
 
@@ -774,7 +778,10 @@ def _answer_edits(
     )
 
 
-@family("answer-drop", FamilySpec(needs_answer_channel=True, mechanism="accept a run that gives no answer"))
+@family(
+    "answer-drop",
+    FamilySpec(grammars=_WITH_ANSWERS, needs_answer_channel=True, mechanism="accept a run that gives no answer"),
+)
 def answer_drop(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
     """The run's actions, and no answer. Only where the reference answer states a value the task asks for (the
     values the other answer families edit), or repeats one the instruction gives ("Say that I should visit
@@ -791,7 +798,9 @@ def answer_drop(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
     return [Edit("-", ctx.channel.write(run, ""), f"dropped the answer {answer[:80]!r}; actions kept", detail)]
 
 
-@family("answer-wrong", FamilySpec(needs_answer_channel=True, mechanism="accept a wrong answer"))
+@family(
+    "answer-wrong", FamilySpec(grammars=_WITH_ANSWERS, needs_answer_channel=True, mechanism="accept a wrong answer")
+)
 def answer_wrong(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
     """One value of the reference answer moved to another legal value of its kind (one variant per value)."""
     return _answer_edits(run, ctx, "wrong", answers.wrong)
@@ -799,20 +808,29 @@ def answer_wrong(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
 
 @family(
     "answer-superstring",
-    FamilySpec(needs_answer_channel=True, mechanism="accept an answer whose value only contains the right one"),
+    FamilySpec(
+        grammars=_WITH_ANSWERS,
+        needs_answer_channel=True,
+        mechanism="accept an answer whose value only contains the right one",
+    ),
 )
 def answer_superstring(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
     """One value of the reference answer replaced by a different value that contains it ("3" -> "13")."""
     return _answer_edits(run, ctx, "superstring", answers.superstring)
 
 
-@family("answer-hedge", FamilySpec(needs_answer_channel=True, mechanism="accept an answer that names two candidates"))
+@family(
+    "answer-hedge",
+    FamilySpec(
+        grammars=_WITH_ANSWERS, needs_answer_channel=True, mechanism="accept an answer that names two candidates"
+    ),
+)
 def answer_hedge(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
     """One value of the reference answer given with a second candidate ("3 or 4")."""
     return _answer_edits(run, ctx, "hedge", answers.hedge)
 
 
-@family("null-run", FamilySpec(grammars=("api", "form", "evidence"), null_run=True))
+@family("null-run", FamilySpec(grammars=("api", "form", "evidence", "answer"), null_run=True))
 def null_run(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
     """The empty run: no action, no answer. A verifier that passes it cannot tell doing the task from doing nothing."""
     return [Edit("-", Run(()), "the empty run: no action and no answer", {"null_run": True})]
@@ -870,6 +888,24 @@ def alt_answer(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
             )
         )
     return edits or Refusal("the reference answer has no value with another form the instruction leaves open")
+
+
+# The answer probes (grammar/probes.py): the answer channel's other loopholes, for reward functions (grammar
+# "answer"). Registered by name, imported when first asked for, so this module does not import them.
+for _name, _op in (
+    ("answer-blank", "answer_blank"),
+    ("answer-echo", "answer_echo"),
+    ("answer-spray", "answer_spray"),
+    ("answer-other", "answer_other"),
+    ("answer-shotgun", "answer_shotgun"),
+    ("answer-retract", "answer_retract"),
+    ("answer-denied", "answer_denied"),
+    ("answer-malformed", "answer_malformed"),
+    ("answer-special-number", "answer_special_number"),
+    ("alt-format", "alt_format"),
+    ("alt-tag-prose", "alt_tag_prose"),
+):
+    FAMILIES.register(_name, f"verimut.grammar.probes:{_op}")
 
 
 # --- the form grammar (forms.py): a run is field writes, one per step, then a submit -------------

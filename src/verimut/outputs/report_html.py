@@ -236,6 +236,7 @@ def answer_context(s: summary_mod.Summary) -> dict[str, Any] | None:
         "vacuous": s.vacuous,
         "vacuous_rewards": s.rewards.get("vacuous", ""),
         "edits": [{"cell_id": cid, "outcome": o, "a": a} for cid, o, a in edits],
+        "numbers": s.reward_numbers if isinstance(s.reward_numbers, dict) else {},
     }
 
 

@@ -45,7 +45,25 @@ TALLY = ("side_effects", "rejected", "false_accepts")
 # edit the final answer (FamilySpec.needs_answer_channel), the null run's (FamilySpec.null_run), and the outcomes
 # summary.answer_counts tabulates. A plug-in answer family is taken from the family names summary.json's
 # answer_counts records (its numbers are still re-derived); a plug-in null run is known by its cell's detail.
-ANSWER_FAMILIES = ("answer-drop", "answer-wrong", "answer-superstring", "answer-hedge", "alt-answer")
+ANSWER_FAMILIES = (
+    "answer-drop",
+    "answer-wrong",
+    "answer-superstring",
+    "answer-hedge",
+    "alt-answer",
+    # the answer probes (grammar/probes.py)
+    "answer-blank",
+    "answer-echo",
+    "answer-spray",
+    "answer-other",
+    "answer-shotgun",
+    "answer-retract",
+    "answer-denied",
+    "answer-malformed",
+    "answer-special-number",
+    "alt-format",
+    "alt-tag-prose",
+)
 NULL_RUN_FAMILIES = ("null-run",)
 ANSWER_OUTCOMES = (FALSE_ACCEPT, REJECTED, "refused", FALSE_REJECT, "alt_pass")
 VACUOUS = "vacuous"
