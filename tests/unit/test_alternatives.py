@@ -23,7 +23,7 @@ from verimut.outputs import reproduce
 MARKER = "turn"
 WRITES = ("send", "update", "create")
 READS = ("get_a", "read_b")
-ALTERNATIVES = ("alt-reads", "alt-order", "alt-text", "alt-idem", "alt-answer", "alt-listed", "alt-query")
+ALTERNATIVES = ("alt-reads", "alt-order", "alt-text", "alt-idem", "alt-answer")
 
 values = st.one_of(st.integers(0, 9), st.sampled_from(["x", "yz", "hello there", "x y", "see yz soon"]))
 actions = st.builds(
@@ -185,6 +185,8 @@ def test_alternatives_are_no_side_effects_for_frame_coverage():
     alternatives = {f for f in faults.FAMILIES if faults.spec_of(f).is_alternative}
     # the tool-call grammar's; the answer grammar's (alt-format, alt-tag-prose) edit the answer alone: test_probes.py
     assert {f for f in alternatives if "api" in faults.spec_of(f).grammars} == set(ALTERNATIVES)
+    # the evidence grammar's own (test_evidence_grammar.py)
+    assert {f for f in alternatives if faults.spec_of(f).grammars == ("evidence",)} == {"alt-listed", "alt-query"}
     assert not alternatives & set(coverage.side_effect_families())
     assert coverage.side_effect_families() == reproduce.SIDE_EFFECT_FAMILIES
 
