@@ -82,10 +82,6 @@ def _trim(x: float) -> str:
     return f"{x:.3f}".rstrip("0").rstrip(".")
 
 
-def _number_text(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else f"{x:.2f}"
-
-
 # Formats the package compares by a documented fuzzy match (location names: thefuzz's token sort ratio >= 80): a
 # value that contains the right one, or names two, may lie within it by design, so no edit here tests it.
 FUZZY = frozenset({"location-name"})
