@@ -160,3 +160,19 @@ def test_duplicate_prompts_and_conflicting_labels_are_named(tmp_path):
     provenance = json.loads((out / "manifest.json").read_text())["provenance"]
     assert provenance["conflicting_labels"] == "1 prompt(s) with different reference answers: accuracy/0=accuracy/1"
     assert provenance["duplicate_prompts"].startswith("1 prompt(s) given more than once")
+    # scored beside the three numbers, per reward function, in summary.json and summary.md
+    numbers = json.loads((out / "summary.json").read_text())["reward_numbers"]["accuracy"]
+    assert (numbers["duplicate_prompts"], numbers["conflicting_labels"]) == (1, 1)
+    assert "| 1 / 1 |" in (out / "summary.md").read_text()
+
+
+def test_a_reward_that_varies_on_one_completion_is_named_unstable(tmp_path):
+    # falsepass's P11: the same completion scored ten times. `flaky` fails every third call of the reference.
+    _audit(f"{PLANTED}:flaky", tmp_path / "flaky", "--family", "answer-hedge")
+    numbers = json.loads((tmp_path / "flaky" / "summary.json").read_text())["reward_numbers"]["flaky"]
+    assert numbers["unstable"].startswith("flaky/0 reference: 2 distinct in 10 calls (0.0, 1.0)"), numbers
+    assert "unstable_reward" in json.loads((tmp_path / "flaky" / "manifest.json").read_text())["provenance"]
+    assert "| **no**: flaky/0 reference" in (tmp_path / "flaky" / "summary.md").read_text()
+    _audit(f"{DATA / 'correct.py'}:accuracy", tmp_path / "correct", "--family", "answer-hedge")
+    numbers = json.loads((tmp_path / "correct" / "summary.json").read_text())["reward_numbers"]["accuracy"]
+    assert numbers["unstable"] is None and numbers["repeats_checked"] == 6  # 3 rows: the reference and a wrong one

@@ -330,3 +330,21 @@ def test_a_name_check_reads_no_capitalized_word_as_a_second_candidate() -> None:
     assert check.fails_answer("Le Baratin or Azabu Ramen") == (
         "the answer also states the name 'Azabu Ramen', which the reference answer does not"
     )
+
+
+def _number(text: str) -> float:
+    return float(text.lstrip("£$€").replace(",", ""))
+
+
+@given(whole=st.integers(0, 10**7), decimals=st.sampled_from(["5", "25", "05", "58", "335"]))
+def test_a_synthesized_decimal_move_is_a_whole_unit_of_its_leading_digit(whole: int, decimals: str) -> None:
+    # answer-wrong's and answer-superstring's numbers are wrong at any precision a prompt may ask: before, +1 on
+    # 851737.58 and a digit appended to 4.33 ("4.335") were the same answer to a reader at the three significant
+    # figures or two decimals the prompt asked (docs/precision.md, reasoning-gym: one wrong, three disputed)
+    text = f"{whole}.{decimals}"
+    value = answers.Value(text, NUMBER, 0)
+    unit = 10.0 ** len(str(whole)) / 10 if whole else 10.0 ** -(len(decimals) - len(decimals.lstrip("0")) + 1)
+    for how in (answers.wrong, answers.superstring):
+        moved = how(value, ValueIndex({}, {}), text)
+        assert moved is not None
+        assert abs(_number(moved.text) - _number(text)) >= unit * 0.999, (how.__name__, text, moved.text)

@@ -19,8 +19,13 @@ import msgspec
 from verimut.core.errors import AuditError
 from verimut.core.guard import number
 from verimut.core.run import Action, AnswerChannel, Run, Step, Verdict
+from verimut.grammar.oos import suite_of
+from verimut.grammar.probes import same
 
 EPS = 1e-9
+REPEATS = 10  # falsepass's P11: the same completion scored ten times
+STABILITY_ROWS = 3  # rows per reward function whose completions are scored REPEATS times (falsepass's --few)
+CHECKS = "reward_checks"  # the provenance key of the per-suite dataset checks (JSON): findings/reward_numbers.py
 
 
 class Row(msgspec.Struct, frozen=True):
@@ -46,20 +51,73 @@ def _few(items: Sequence[str], k: int = 8) -> str:
     return ", ".join(items[:k]) + (", ..." if len(items) > k else "")
 
 
-def hygiene(rows: Mapping[str, Row]) -> dict[str, str]:
-    """The dataset's own defects a reward inherits (falsepass's P12): a prompt given twice, and one given twice with
-    different reference answers (conflicting labels: no completion can earn full reward on both)."""
+def _repeated(rows: Mapping[str, Row]) -> tuple[list[list[str]], list[list[str]]]:
+    """The tasks that share a prompt (whitespace aside), and those of them with different reference answers."""
     by_prompt: dict[str, list[str]] = {}
     for task, row in rows.items():
         by_prompt.setdefault(" ".join(row.prompt.split()), []).append(task)
     twice = [ts for ts in by_prompt.values() if len(ts) > 1]
-    conflicting = [ts for ts in twice if len({rows[t].reference for t in ts}) > 1]
+    return twice, [ts for ts in twice if len({rows[t].reference for t in ts}) > 1]
+
+
+def hygiene_counts(rows: Mapping[str, Row]) -> tuple[int, int]:
+    twice, conflicting = _repeated(rows)
+    return len(twice), len(conflicting)
+
+
+def hygiene(rows: Mapping[str, Row]) -> dict[str, str]:
+    """The dataset's own defects a reward inherits (falsepass's P12): a prompt given twice, and one given twice with
+    different reference answers (conflicting labels: no completion can earn full reward on both)."""
+    twice, conflicting = _repeated(rows)
     out: dict[str, str] = {}
     if twice:
         out["duplicate_prompts"] = f"{len(twice)} prompt(s) given more than once: " + _few(["=".join(t) for t in twice])
     if conflicting:
         shown = _few(["=".join(t) for t in conflicting])
         out["conflicting_labels"] = f"{len(conflicting)} prompt(s) with different reference answers: {shown}"
+    return out
+
+
+class SuiteChecks(msgspec.Struct, frozen=True):
+    """Per reward function: the dataset's own defects it inherits, and whether it gives one completion one reward."""
+
+    duplicate_prompts: int = 0
+    conflicting_labels: int = 0
+    unstable: str | None = None  # which completion earned which rewards over REPEATS calls; None: always the same
+    repeats_checked: int = 0  # completions scored REPEATS times
+
+
+def _outcome(score: Score, row: Row, completion: str) -> str:
+    """One call's result as text to compare: the reward, or the exception a call raised."""
+    try:
+        return repr(score(row, completion))
+    except Exception as e:  # noqa: BLE001  (a reward that raises on one call of ten is unstable, not broken)
+        return f"raised {type(e).__name__}"
+
+
+def stability(rows: Mapping[str, Row], score: Score, fill: Callable[[str], str], few: int) -> dict[str, SuiteChecks]:
+    """Per suite, its first `few` rows' reference completion and a wrong one in the same format (the next row's
+    reference of another meaning), each scored REPEATS times: a reward that varies on one completion makes every
+    verdict of the audit (and the trainer's signal) a draw. Duplicates and conflicting labels per suite too."""
+    by_suite: dict[str, list[str]] = {}
+    for task in rows:
+        by_suite.setdefault(suite_of(task), []).append(task)
+    out: dict[str, SuiteChecks] = {}
+    for suite, tasks in by_suite.items():
+        found = hygiene_counts({t: rows[t] for t in tasks})
+        varied: list[str] = []
+        checked = 0
+        for task in tasks[:few]:
+            ref = rows[task].reference
+            assert ref is not None
+            other = next((r for t in tasks if (r := rows[t].reference) is not None and not same(r, ref)), None)
+            shown = {"reference": fill(ref), **({} if other is None else {"wrong in format": fill(other)})}
+            for what, completion in shown.items():
+                got = [_outcome(score, rows[task], completion) for _ in range(REPEATS)]
+                checked += 1
+                if len(set(got)) > 1:
+                    varied.append(f"{task} {what}: {len(set(got))} distinct in {REPEATS} calls ({', '.join(sorted(set(got)))})")
+        out[suite] = SuiteChecks(*found, unstable="; ".join(varied) or None, repeats_checked=checked)
     return out
 
 
@@ -79,6 +137,7 @@ class AnswerTasks:
         where: str,
         slot: str = "",
         provenance: Mapping[str, str] | None = None,
+        few: int = STABILITY_ROWS,
     ) -> None:
         # A row with no reference answer has no correct run to edit: left out, and named in the provenance.
         unanswered = [t for t, r in rows.items() if r.reference is None]
@@ -95,8 +154,20 @@ class AnswerTasks:
                 f"{len(unanswered)} task(s) left out, no reference answer: {_few(unanswered)}"
             )
         self._provenance.update(hygiene(self.rows))
+        self._few = few
+        self._checked = False
 
     def provenance(self) -> Mapping[str, str]:
+        # Scored here, once, when the manifest is built: a worker that rebuilds the adapter never pays for it.
+        if not self._checked:
+            checks = stability(self.rows, self.score, self.answer_channel.fill, self._few)
+            self._provenance[CHECKS] = msgspec.json.encode(checks).decode()
+            unstable = [s or "(all)" for s, c in checks.items() if c.unstable]
+            if unstable:
+                self._provenance["unstable_reward"] = (
+                    f"{len(unstable)} reward function(s) gave one completion different rewards: {_few(unstable)}"
+                )
+            self._checked = True
         return self._provenance
 
     def tasks(self) -> Sequence[str]:

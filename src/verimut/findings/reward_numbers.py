@@ -5,7 +5,11 @@
 - the lazy-policy reward: the best average reward of one fixed strategy that never uses the reference answer
   (an answer-free probe variant, `detail["answer_free"]`, or the null run), over the suite's tasks;
 - the false-fail rate: the share of known-correct completions (the reference, and each alternative form of it)
-  denied full reward.
+  denied full reward;
+
+and beside them what the adapter checked before any cell (adapters/answer_tasks.py, in the manifest's provenance):
+whether one completion scored ten times earns one reward (falsepass's P11), and the dataset's duplicate prompts and
+conflicting labels (P12).
 
 They read the reward each cell recorded (`Evidence.reward`): a benchmark whose verifier gives no number has none.
 """
@@ -17,6 +21,7 @@ from collections.abc import Mapping
 
 import msgspec
 
+from verimut.adapters.answer_tasks import CHECKS, SuiteChecks
 from verimut.core.records import CONTROL, CellResult, Manifest, Outcome
 from verimut.grammar.faults import spec_of
 from verimut.grammar.oos import suite_of
@@ -34,6 +39,11 @@ class RewardNumbers(msgspec.Struct, frozen=True):
     known_bad: int  # completions confirmed wrong that earned a reward
     known_good: int  # correct completions that earned a reward
     errors: int  # cells whose reward function raised or gave no number
+    # Scored before the cells (adapters/answer_tasks.py): None where the adapter made no such check.
+    unstable: str | None = None  # one completion, different rewards over ten calls
+    repeats_checked: int | None = None  # completions scored ten times
+    duplicate_prompts: int | None = None
+    conflicting_labels: int | None = None
 
 
 def build(m: Manifest, rows: Mapping[str, CellResult]) -> dict[str, RewardNumbers]:
@@ -41,6 +51,8 @@ def build(m: Manifest, rows: Mapping[str, CellResult]) -> dict[str, RewardNumber
     if not any(r.evidence.reward is not None for r in rows.values()):
         return {}
     cells = {c.cell_id: c for c in m.cells}
+    recorded = m.provenance.get(CHECKS)
+    checks = {} if recorded is None else msgspec.json.decode(recorded, type=dict[str, SuiteChecks])
     bad: dict[str, list[tuple[float, str]]] = defaultdict(list)
     good: dict[str, list[bool]] = defaultdict(list)
     lazy: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
@@ -67,6 +79,7 @@ def build(m: Manifest, rows: Mapping[str, CellResult]) -> dict[str, RewardNumber
         means = {k: sum(v) / len(v) for k, v in lazy[suite].items() if 2 * len(v) >= tasks}
         best = max(means, key=lambda k: (means[k], k), default=None)
         denied = good[suite]
+        checked = checks.get(suite)
         out[suite] = RewardNumbers(
             false_pass_ceiling=None if worst is None else worst[0],
             false_pass_via=None if worst is None else worst[1],
@@ -76,12 +89,28 @@ def build(m: Manifest, rows: Mapping[str, CellResult]) -> dict[str, RewardNumber
             known_bad=len(bad[suite]),
             known_good=len(denied),
             errors=errors[suite],
+            unstable=None if checked is None else checked.unstable,
+            repeats_checked=None if checked is None else checked.repeats_checked,
+            duplicate_prompts=None if checked is None else checked.duplicate_prompts,
+            conflicting_labels=None if checked is None else checked.conflicting_labels,
         )
     return out
 
 
 def _n(value: float | None) -> str:
     return "-" if value is None else f"{value:.3g}"
+
+
+def _stable(n: RewardNumbers) -> str:
+    if not n.repeats_checked:
+        return "-"
+    return f"**no**: {n.unstable}" if n.unstable else f"yes ({n.repeats_checked} x 10)"
+
+
+def _defects(n: RewardNumbers) -> str:
+    if n.duplicate_prompts is None:
+        return "-"
+    return f"{n.duplicate_prompts} / {n.conflicting_labels}"
 
 
 def lines(numbers: Mapping[str, RewardNumbers]) -> list[str]:
@@ -94,19 +123,21 @@ def lines(numbers: Mapping[str, RewardNumbers]) -> list[str]:
         (
             "False-pass ceiling: the most reward a completion the oracle confirms wrong earned. Lazy-policy reward: the "
             "best average reward of one fixed strategy that never reads the reference. False-fail rate: the share of "
-            "correct completions (the reference, and its other legal forms) denied full reward."
+            "correct completions (the reference, and its other legal forms) denied full reward. Stable: each "
+            "completion checked, scored ten times, earned one reward. Duplicates / conflicting labels: prompts the "
+            "dataset gives twice / of them, those with different reference answers (no completion earns both)."
         ),
         "",
         (
             "| reward function | false-pass ceiling | earned by | lazy-policy reward | strategy | false-fail rate | "
-            "correct / wrong completions | errors |"
+            "correct / wrong completions | errors | stable | duplicates / conflicting labels |"
         ),
-        "|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for suite, n in numbers.items():
         out.append(
             f"| {suite or '(all)'} | {_n(n.false_pass_ceiling)} | `{n.false_pass_via or '-'}` | "
             f"{_n(n.lazy_policy_reward)} | {n.lazy_policy_via or '-'} | {_n(n.false_fail_rate)} | "
-            f"{n.known_good} / {n.known_bad} | {n.errors} |"
+            f"{n.known_good} / {n.known_bad} | {n.errors} | {_stable(n)} | {_defects(n)} |"
         )
     return [*out, ""]

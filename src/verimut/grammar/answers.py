@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime
 import functools
+import math
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -278,6 +279,11 @@ class _Number(msgspec.Struct, frozen=True):
         return like.write(int(value), "")
 
 
+def _leading_unit(value: float | int) -> float:
+    """One unit of a number's leading digit (100 for 851.5, 0.01 for 0.0304; 1 for 0)."""
+    return 10.0 ** math.floor(math.log10(abs(value))) if value else 1.0
+
+
 # --- the edits ---------------------------------------------------------------------------------
 
 
@@ -302,12 +308,17 @@ def wrong(value: Value, index: ValueIndex, answer: str) -> Moved | None:
     if value.kind == NUMBER:
         n = _Number.parse(value.text)
         moved = alternative(n.value(), "", index, frozenset(_Number.parse(u).value() for u in used if _is_number(u)))
+        if n.decimals and moved == n.value() + 1:
+            moved = None  # `alternative`'s own +1, not a state's value: a decimal takes the step below
         if isinstance(moved, (int, float)) and not isinstance(moved, bool):
             text = _Number.of(n.sign, moved, n)
             if fits(text):
                 return Moved(text)
+        # A decimal moves by units of its leading digit: +1 on 851737.58 is the same answer to the three
+        # significant figures a prompt may ask for (docs/precision.md, reasoning-gym).
+        unit = _leading_unit(n.value()) if n.decimals else 1
         for step in range(1, 10):
-            text = n.write(n.whole + step) if not n.decimals else _Number.of(n.sign, n.value() + step, n)
+            text = n.write(n.whole + step) if not n.decimals else _Number.of(n.sign, n.value() + step * unit, n)
             if fits(text):
                 return Moved(text, synthesized=True)
         return None
@@ -354,8 +365,7 @@ def superstring(value: Value, index: ValueIndex, answer: str) -> Moved | None:
     text = value.text
     if value.kind == NUMBER:
         n = _Number.parse(text)
-        if n.decimals:
-            return Moved(n.write(decimals=n.decimals + "5"), synthesized=True)
+        # a digit in front, never behind: "4.335" for "4.33" is a rounding difference to a reader, "14.33" is not
         lead = n.write(whole=int("1" + str(n.whole)))
         return Moved(lead, synthesized=True) if text in lead else None
     if value.kind == TIME:

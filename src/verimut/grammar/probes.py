@@ -506,32 +506,36 @@ def answer_special_number(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
 # --- the alternatives: the same answer in another legal form ---------------------------------------
 
 _FIXES_CASE = re.compile(r"\b(case|upper-?case|lower-?case|capital letters?|capitali[sz]\w*)\b", re.IGNORECASE)
+# a prompt that names a number format ("2 decimal places", "as a fraction") fixes how the number is written
+_FIXES_NUMBER = re.compile(
+    r"\b(decimal|significant|digits?|fraction|integer|whole number|round(ed|ing)?|precision|format)\b", re.IGNORECASE
+)
 
 
 def forms_of(answer: str, slot: str, prompt: str) -> dict[str, str]:
-    """The answer in other forms that mean the same (`meaning`), inside the slot: padded, a final period, another
-    case (where the prompt names none), an equivalent number. Two forms only where the format has a slot (outside
-    it, a reply is free text): a sentence after the answer and Windows line ends."""
+    """The answer in other forms that mean the same (`meaning`), inside the slot: padded, another case (where the
+    prompt names none), an equivalent number (where the prompt fixes no number format). Two forms only where the
+    format has a slot (outside it, a reply is free text): a sentence after the answer and Windows line ends.
+
+    No final period and no "6.0" for an integer: judged by hand (docs/precision.md, reasoning-gym), an author
+    disputes both as text the requested format does not allow, so a reward that refuses them is no false reject."""
     forms = {"padded": f"  {answer}  "}
-    if not answer.endswith("."):
-        forms["final-period"] = f"{answer}."
     if any(c.isalpha() for c in answer) and not _FIXES_CASE.search(prompt):
         other = answer.lower() if answer != answer.lower() else answer.upper()
         forms["case"] = other
     n = _number(answer)
-    if n is not None and re.fullmatch(r"-?\d+", answer.strip()):
-        forms["decimal"] = f"{answer.strip()}.0"
-    elif n is not None and re.fullmatch(r"-?\d+\.\d+", answer.strip()):
-        forms["trailing-zero"] = f"{answer.strip()}0"
-    elif n is not None and "/" in answer and n.denominator in (2, 4, 5, 8, 10, 20, 25, 50, 100):
-        forms["as-decimal"] = str(float(n))
+    if n is not None and not _FIXES_NUMBER.search(prompt):
+        if re.fullmatch(r"-?\d+\.\d+", answer.strip()):
+            forms["trailing-zero"] = f"{answer.strip()}0"
+        elif "/" in answer and n.denominator in (2, 4, 5, 8, 10, 20, 25, 50, 100):
+            forms["as-decimal"] = str(float(n))
     return {k: v for k, v in forms.items() if v != answer and same(v, answer)}
 
 
 @declare(FamilySpec(grammars=GRAMMARS, role=ALTERNATIVE, needs_answer_channel=True))
 def alt_format(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
-    """The same answer in another legal form (falsepass's equivalent forms): whitespace, a final period, case, an
-    equivalent number; with a format, a sentence after it and Windows line ends too."""
+    """The same answer in another legal form (falsepass's equivalent forms): whitespace, case, an equivalent
+    number; with a format, a sentence after it and Windows line ends too."""
     said = _reference(run, ctx)
     if isinstance(said, Refusal):
         return said
@@ -626,8 +630,8 @@ EXAMPLES: dict[str, list[Example]] = {
         Example("[1, 2]", "json-ints-plus-0.9", "[1.9, 2.9]"),
     ],
     "alt-format": [
-        Example("7", "decimal", "7.0"),
         Example("Paris", "case", "paris"),
+        Example("7", "padded", "  7  "),
         Example("0.5", "trailing-zero", "0.50"),
         Example("7", "sentence-after", "That is my final answer.", "<answer>{answer}</answer>"),
     ],

@@ -81,7 +81,7 @@ def pays_any_number(completions, solution, **kwargs):
 
 
 def exact(completions, solution, **kwargs):
-    """alt-format: the reply must be exactly the tag around the answer (padding, case, 7.0 are failed)."""
+    """alt-format: the reply must be exactly the tag around the answer (padding, case are failed)."""
     return [1.0 if c == f"<answer>{s}</answer>" else 0.0 for c, s in zip(completions, solution)]
 
 
@@ -115,3 +115,14 @@ def no_completions(prompts, solution):
 def message_content(completions, solution, **kwargs):
     """Reads each completion as a message list, as TRL's accuracy_reward does (correct otherwise)."""
     return [1.0 if (_slot(c[0]["content"]) or "").strip() == s else 0.0 for c, s in zip(completions, solution)]
+
+
+_calls = [0]
+
+
+def flaky(completions, solution, **kwargs):
+    """Determinism (falsepass's P11): every third call fails whatever it grades, as a sampled judge or a timed check."""
+    _calls[0] += 1
+    if _calls[0] % 3 == 0:
+        return [0.0 for _ in completions]
+    return [1.0 if _slot(c) == s else 0.0 for c, s in zip(completions, solution)]
