@@ -116,7 +116,9 @@ def stability(rows: Mapping[str, Row], score: Score, fill: Callable[[str], str],
                 got = [_outcome(score, rows[task], completion) for _ in range(REPEATS)]
                 checked += 1
                 if len(set(got)) > 1:
-                    varied.append(f"{task} {what}: {len(set(got))} distinct in {REPEATS} calls ({', '.join(sorted(set(got)))})")
+                    varied.append(
+                        f"{task} {what}: {len(set(got))} distinct in {REPEATS} calls ({', '.join(sorted(set(got)))})"
+                    )
         out[suite] = SuiteChecks(*found, unstable="; ".join(varied) or None, repeats_checked=checked)
     return out
 

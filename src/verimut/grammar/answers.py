@@ -279,7 +279,7 @@ class _Number(msgspec.Struct, frozen=True):
         return like.write(int(value), "")
 
 
-def _leading_unit(value: float | int) -> float:
+def _leading_unit(value: float) -> float:
     """One unit of a number's leading digit (100 for 851.5, 0.01 for 0.0304; 1 for 0)."""
     return 10.0 ** math.floor(math.log10(abs(value))) if value else 1.0
 
