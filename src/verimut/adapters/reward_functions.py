@@ -265,8 +265,7 @@ def create(
 ) -> AnswerTasks:
     if not target:
         raise AuditError(
-            "a reward function is named on the command line, reward:FILE.py:FUNC --dataset FILE; commands that reload "
-            "an audit's benchmark by its name (verimut repair) do not support reward functions yet"
+            "a reward function is named as reward:FILE.py:FUNC --dataset FILE (or --option target=FILE.py:FUNC)"
         )
     where, names = split_target(target)
     if dataset is None:

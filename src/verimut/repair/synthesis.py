@@ -178,6 +178,11 @@ def answer_check(m: Manifest, row: CellResult, start: Any) -> AnswerStates | Non
     reference = str(detail.get("reference_answer") or m.tasks[row.task].reference_answer)
     kind, value = str(detail.get("kind", "")), str(detail.get("value", ""))
     index = index_values(start)
+    if value and not kind:  # a probe's cell names the reference answer, not a value's kind: the answer's own
+        found = answer_values.values(value)
+        if len(found) != 1 or found[0].text != value.strip():
+            return None
+        kind, value = found[0].kind, found[0].text
     if not value:  # a dropped answer: the reference's first value that is one (a capitalized "You" is no name)
         stated = [
             v
