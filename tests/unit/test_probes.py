@@ -92,3 +92,13 @@ def test_every_fault_edit_is_confirmed_and_every_alternative_means_the_same(answ
             else:
                 why = answers.confirm(edit.detail, reference, edit.run.answer)
                 assert why is not None, (family, edit.variant, answer, edit.run.answer[:80])
+
+
+@pytest.mark.parametrize(
+    ("answer", "lowered"),
+    [("Paris", "paris"), ("True", "true"), ("New York", "new york"), ("A# B#", None), ("LURD", None), ("olleh", None)],
+)
+def test_another_case_is_the_same_answer_only_for_words_as_prose_writes_them(answer, lowered):
+    # symbols, moves whose case means a push, text already lower case (a program's output): there case is the answer
+    assert probes.forms_of(answer, "<answer>{answer}</answer>", "What is it?").get("case") == lowered
+    assert "case" not in probes.forms_of(answer, "<answer>{answer}</answer>", "Answer in upper case.")

@@ -511,18 +511,22 @@ _FIXES_NUMBER = re.compile(
     r"\b(decimal|significant|digits?|fraction|integer|whole number|round(ed|ing)?|precision|format)\b", re.IGNORECASE
 )
 
+# Words as prose writes them ("Paris", "True", "New York"): only then is the lower case the same answer. Judged by
+# hand on reasoning-gym (docs/precision.md), an author disputes a case change of symbols ("A# B#"), of moves where
+# case means a push ("LURD"), of a program's output or a cipher's text: there the case is the answer.
+_WORDS = re.compile(r"[A-Z]?[a-z'-]*(?:[ ,]+[A-Z]?[a-z'-]*)*[.!?]?")
+
 
 def forms_of(answer: str, slot: str, prompt: str) -> dict[str, str]:
     """The answer in other forms that mean the same (`meaning`), inside the slot: padded, another case (where the
-    prompt names none), an equivalent number (where the prompt fixes no number format). Two forms only where the
+    prompt names none; words only, lowered), an equivalent number (where the prompt fixes no number format). Two forms only where the
     format has a slot (outside it, a reply is free text): a sentence after the answer and Windows line ends.
 
     No final period and no "6.0" for an integer: judged by hand (docs/precision.md, reasoning-gym), an author
     disputes both as text the requested format does not allow, so a reward that refuses them is no false reject."""
     forms = {"padded": f"  {answer}  "}
-    if any(c.isalpha() for c in answer) and not _FIXES_CASE.search(prompt):
-        other = answer.lower() if answer != answer.lower() else answer.upper()
-        forms["case"] = other
+    if _WORDS.fullmatch(answer.strip()) and answer != answer.lower() and not _FIXES_CASE.search(prompt):
+        forms["case"] = answer.lower()
     n = _number(answer)
     if n is not None and not _FIXES_NUMBER.search(prompt):
         if re.fullmatch(r"-?\d+\.\d+", answer.strip()):
