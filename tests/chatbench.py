@@ -11,6 +11,7 @@
 """
 
 import copy
+from typing import ClassVar
 
 from verimut import Action, Run, Step, Verdict
 
@@ -42,7 +43,9 @@ EMAILS = [
 class ChatBench:
     name, version = "chat", "1"
     telemetry = ("requests",)  # the web request log: only chat/post's verifier grades it
-    trace_args = {"invite_user": ("email",)}  # an invitation's address is stored nowhere
+    trace_args: ClassVar[dict[str, tuple[str, ...]]] = {
+        "invite_user": ("email",)
+    }  # an invitation's address is stored nowhere
 
     def provenance(self):
         return {"chat": self.version}
