@@ -6,7 +6,8 @@
 The sample is stratified by family and value kind: for each answer family (answer-drop, answer-wrong,
 answer-superstring, answer-hedge) and each kind of value its false accepts edited (number, name, time, ...),
 `--sample` of them (all when fewer), drawn with random.Random(f"{seed}/{family}/{kind}") from the stratum in
-cell-id order (so adding a stratum does not move another's draw); then every vacuous null-run cell and every
+cell-id order (so adding a stratum does not move another's draw); then every vacuous null-run cell (and every one
+passed on a task with nothing to do, outcome nothing_to_do) and every
 alt-answer false reject and alt_pass. Each is replayed as agentdojo.py replays a finding (AgentDojo's own suite,
 FunctionsRuntime, and the task's own utility), with the model output set to the cell's answer; and the task's
 check is printed from its own source (inspect.getsource), so the judge reads what it tests. `--judgements`
@@ -69,7 +70,8 @@ def pick_answers(rows: list[dict[str, Any]], sample: int, seed: int) -> list[dic
     for (family, kind), accepts in strata(rows).items():
         rng = random.Random(f"{seed}/{family}/{kind}")
         picked += sorted(rng.sample(accepts, min(sample, len(accepts))), key=lambda r: r["cell_id"])
-    picked += sorted((r for r in rows if r["outcome"] == "vacuous"), key=lambda r: r["cell_id"])
+    # every null run passed: the vacuous verifiers, and the tasks with nothing to do (issue 41), to be judged too
+    picked += sorted((r for r in rows if r["outcome"] in ("vacuous", "nothing_to_do")), key=lambda r: r["cell_id"])
     picked += sorted(
         (r for r in rows if r["family"] == "alt-answer" and r["outcome"] in ("false_reject", "alt_pass")),
         key=lambda r: r["cell_id"],

@@ -17,6 +17,14 @@ moved it, from what the after audit recorded (its outcome, reason and evidence):
     assigned keys    new records matched by content (an order the verifier rejects is now comparable)
     pin strength     a weakly pinned value (`weak_pin_accept`)
 
+and issue 41's (AgentDojo):
+
+    nothing to do    the null run passed on a task with nothing to do (`nothing_to_do`, 1b)
+    other subject    a weak pin moved to a value naming another subject than the instruction names: a false
+                     accept (`detail.other_subject`, 1c)
+    (1a, a repeated call on a trace-graded task judged by the suite's reads, shows as "observation": it is the one
+    change to the observation rule since issue 26)
+
 A change none of these explains is printed as "unattributed", for a person to look at.
 """
 
@@ -28,7 +36,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-FINDINGS = ("false_accept", "false_reject")
+FINDINGS = ("false_accept", "false_reject", "vacuous", "weak_pin_accept", "nothing_to_do")
 
 
 def _load(directory: Path) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
@@ -54,6 +62,10 @@ def _rule(
     ev, reason = after.get("evidence", {}), after.get("reason") or ""
     if after["outcome"] == "same_run":
         return "distinct runs"
+    if after["outcome"] == "nothing_to_do":
+        return "nothing to do"
+    if after["outcome"] == "false_accept" and "other_subject" in ev.get("detail", {}):
+        return "other subject"
     if after["outcome"] == "weak_pin_accept":
         return "pin strength"
     if "unobserved_through" in ev or "observed_by" in ev:
@@ -89,7 +101,7 @@ def compare(before_dir: Path, after_dir: Path) -> dict[str, Any]:
     def counts(rows: dict[str, dict[str, Any]]) -> dict[str, int]:
         c: Counter[str] = Counter()
         for r in rows.values():
-            if r["outcome"] in (*FINDINGS, "weak_pin_accept", "same_run"):
+            if r["outcome"] in (*FINDINGS, "same_run"):
                 c[f"{r['outcome']} ({kind.get(r['task'], 'user')})"] += 1
         return dict(sorted(c.items()))
 

@@ -216,12 +216,12 @@ def test_the_reproducers_answer_channel_families_are_verimuts():
 
 
 def test_the_reproducer_rederives_the_answer_channel(fault_dir: Path, tmp_path: Path) -> None:
-    # The banking audit's null runs (no action, no answer), four of them vacuous, and its answer-hedge false accepts.
+    # The banking audit's null runs (no action, no answer), two of them vacuous and two with nothing to do, and its answer-hedge false accepts.
     sealed = bundle.write(fault_dir, tmp_path / "b.tar.gz")
     members = _members(sealed)
     run = _isolated(_extract(sealed, tmp_path / "x"))
     assert run.returncode == 0, run.stdout
-    for name in ("vacuous cell ids", "null_runs[graded]", "null_runs_by_suite[banking][may_be_right]"):
+    for name in ("vacuous cell ids", "null_runs[graded]", "null_runs_by_suite[banking][nothing_to_do]"):
         assert f"OK        {name}" in run.stdout, name
     assert "OK        answer_counts[answer-hedge][banking][false_accept] = " in run.stdout
     # A vacuous null run and an answer false accept, each recorded rejected: every count of them moves.

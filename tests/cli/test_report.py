@@ -199,11 +199,9 @@ def test_the_answer_channel_has_a_section_of_its_own(answers, banking):
                 assert row in text, (out.name, row)
         nulls = summary["null_runs"]
         assert f"{nulls['vacuous']} of {nulls['graded']} verifiers give full reward to doing nothing" in text
-        # every vacuous verifier, flagged when its reference run does nothing (passing the null run may be right)
+        # every vacuous verifier listed; a task with nothing to do is none (counted apart)
         listed = dict(re.findall(r'<tr><td><code title="([^"]+)">[^<]*</code></td>(.*?)</tr>', section, re.DOTALL))
         assert set(listed) == {v["cell_id"] for v in summary["vacuous"]}
-        for v in summary["vacuous"]:
-            assert ("may be right" in listed[v["cell_id"]]) == v["may_be_right"], v["cell_id"]
         # every answer false accept's edit, linked to its evidence on the page
         ids = parse(out).ids
         for f in (f for f in summary["false_accepts"] if "answer" in f):
@@ -224,7 +222,9 @@ def test_the_answer_channel_has_a_section_of_its_own(answers, banking):
         "q/count:answer-drop false_accept drop" in lenient and "You have 3 meetings that day. → (no answer)" in lenient
     )
     banking_text = plain(answer_section(banking))
-    assert "may be right : its reference run changes nothing and says nothing" in banking_text
+    # banking/user_task_9 and 10 change nothing and ask nothing: counted apart, not listed as vacuous
+    nothing = json.loads((banking / "summary.json").read_text())["null_runs"]["nothing_to_do"]
+    assert nothing == 2 and f"apart: {nothing} task(s) with nothing to do" in banking_text
 
 
 @pytest.mark.parametrize("arm", ["audit", "swap"])

@@ -327,9 +327,12 @@ def test_banking_keeps_every_existing_cell_exactly_and_adds_only_new_ones(agentd
         for cid, r in old.items()
         if cid in now and now[cid]["outcome"] not in ("same_run", "weak_pin_accept") and "/injection_task_" not in cid
     }
-    # the two values the tasks never ask for (pinned.py's examples): reported apart now
+    # the value the task never asks for (pinned.py's example, a read's date): reported apart now; the VAT payment's
+    # subject moved to 'New year gift' names another subject than the instruction's (issue 41): a false accept
     weak = {cid for cid, r in now.items() if r["outcome"] == "weak_pin_accept"}
-    assert weak == {"banking/user_task_11:wrong-value:1.subject", "banking/user_task_15:wrong-value:4.date"}
+    assert weak == {"banking/user_task_15:wrong-value:4.date"}
+    vat = now["banking/user_task_11:wrong-value:1.subject"]
+    assert vat["outcome"] == "false_accept" and "other_subject" in vat["evidence"]["detail"]
     assert {cid: (now[cid]["outcome"], now[cid]["verdict"]) for cid in kept} == kept
     assert len(kept) >= len(old) * 0.8
     new = sorted(set(now) - set(old))

@@ -80,3 +80,25 @@ def test_an_obscure_end_is_never_a_finding_and_a_weak_pin_never_a_false_accept(d
     )
     if delivered and verdict is True:
         assert moved is (Outcome.WEAK_PIN_ACCEPT if weak else Outcome.FALSE_ACCEPT)
+
+
+@given(st.sampled_from([True, False, None]), st.booleans(), st.booleans())
+def test_a_null_run_passed_on_a_task_with_nothing_to_do_is_no_vacuous_verifier(verdict, nothing, same):
+    """Issue 41 1b: the start state already satisfies the task (its reference changes nothing, says nothing, asks
+    nothing): the null run's pass is right, counted apart; everywhere else it is a vacuous verifier."""
+    got = classify(
+        control=False,
+        refused=False,
+        delivered=True,
+        verdict=verdict,
+        same_as_reference=same,
+        null_run=True,
+        nothing_to_do=nothing,
+    )
+    if verdict is None:
+        assert got is Outcome.ERROR
+    elif not verdict:
+        assert got is Outcome.REJECTED
+    else:
+        assert got is (Outcome.NOTHING_TO_DO if nothing else Outcome.VACUOUS)
+    assert not got.is_finding or got is Outcome.VACUOUS

@@ -49,6 +49,7 @@ def test_an_outcome_is_still_written_as_its_name():
         "same_run",
         "weak_pin_accept",
         "vacuous",
+        "nothing_to_do",
     ]
 
 

@@ -83,7 +83,7 @@ def finish(
             n = s.null_runs
             out.print(
                 f"vacuous verifiers: {n.vacuous} of {n.graded} give full reward to doing nothing "
-                f"({n.may_be_right} on tasks whose reference run does nothing)"
+                f"({n.nothing_to_do} task(s) apart with nothing to do: the start state already satisfies them)"
             )
         if s.rewards:
             out.print(f"rewards: {s.rewards['conclusion']} (per cell: {directory / REWARDS})")

@@ -60,9 +60,12 @@ class Outcome(StrEnum):
     # pinned.py), and the verifier passed: reported apart from the confirmed false accepts, never in a headline.
     WEAK_PIN_ACCEPT = "weak_pin_accept"
     # The null run (no action, no answer) passed: a vacuous verifier, which cannot tell doing the task from doing
-    # nothing. A finding of its own, apart from the false accepts (a task whose reference run changes nothing and
-    # says nothing may be right to pass it: `Manifest.does_nothing`).
+    # nothing. A finding of its own, apart from the false accepts.
     VACUOUS = "vacuous"
+    # The null run passed on a task with nothing to do: its reference run changes nothing and says nothing and the
+    # instruction asks no question (`TaskFacts.does_nothing`: the start state already satisfies it, as
+    # banking/user_task_9's rent is already 1100). Doing nothing is right there: counted apart, never a finding.
+    NOTHING_TO_DO = "nothing_to_do"
 
     # --- the groupings every reader uses (one place: a new outcome is put in its groups here) ---
 

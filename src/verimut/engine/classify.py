@@ -16,6 +16,7 @@ def classify(
     obscure: bool = False,
     weak_pin: bool = False,
     null_run: bool = False,
+    nothing_to_do: bool = False,
 ) -> Outcome:
     """The rule, in order of precedence.
 
@@ -37,6 +38,8 @@ def classify(
     such an alternative run is none (refused). `weak_pin`: a fault that moved a weakly pinned value (pinned.py)
     whose verifier passed is reported apart (weak_pin_accept), never as a confirmed false accept.
     `null_run`: the empty run (no action, no answer); a pass is a vacuous verifier, a fail is rejected.
+    `nothing_to_do`: the task's start state already satisfies it (its reference run changes nothing, says
+    nothing, and it asks no question): the null run's pass is right (nothing_to_do), not a vacuous verifier.
     """
     if refused:
         return Outcome.REFUSED
@@ -49,7 +52,9 @@ def classify(
     if verdict is None:
         return Outcome.ERROR
     if null_run:
-        return Outcome.VACUOUS if verdict else Outcome.REJECTED
+        if not verdict:
+            return Outcome.REJECTED
+        return Outcome.NOTHING_TO_DO if nothing_to_do else Outcome.VACUOUS
     if alternative:
         if not same_as_reference or obscure:
             return Outcome.REFUSED

@@ -142,7 +142,11 @@ class Judge:
         whose state differs and passed (is the difference observable?), and a failed run whose state does
         not differ (do the reads tell it apart?). Without `fork` or reads, `compared` as it is."""
         alternative = spec_of(cell.family).is_alternative
-        if compared.trace or compared.not_alternative is not None or compared.trace_graded or compared.answer:
+        if compared.trace or compared.not_alternative is not None or compared.answer:
+            return compared
+        # A verifier that grades the calls and passed a run whose writes differ did not tell the two apart by
+        # them (a repeated call): only the suite's reads can, as on any task (docs/method.md#observable-effects).
+        if compared.trace_graded and not passed:
             return compared
         if spec_of(cell.family).null_run:
             return compared  # its verdict is its outcome (vacuous or rejected): what a read shows changes neither
@@ -211,8 +215,11 @@ class _Observer:
         return len(self.reads)
 
 
-def outcome_of(cell: Cell, delivered: bool, verdict: bool | None, compared: Compared) -> Outcome:
-    """The fixed rule for a fault-arm cell (a control, a fault, an alternative run)."""
+def outcome_of(
+    cell: Cell, delivered: bool, verdict: bool | None, compared: Compared, nothing_to_do: bool = False
+) -> Outcome:
+    """The fixed rule for a fault-arm cell (a control, a fault, an alternative run). `nothing_to_do`: the task's
+    `TaskFacts.does_nothing`."""
     return classify(
         control=cell.is_control,
         refused=False,
@@ -223,6 +230,7 @@ def outcome_of(cell: Cell, delivered: bool, verdict: bool | None, compared: Comp
         obscure=compared.obscure,
         weak_pin="weak_pin" in cell.detail,
         null_run=spec_of(cell.family).null_run,
+        nothing_to_do=nothing_to_do,
     )
 
 
@@ -380,15 +388,18 @@ class Scorer:
             answer_differs=_capped(compared.answer),
             reward=verdict.reward,
         )
-        outcome = outcome_of(cell, done.failed_at is None, verdict.passed, compared)
+        nothing = self.manifest.tasks[cell.task].does_nothing
+        outcome = outcome_of(cell, done.failed_at is None, verdict.passed, compared, nothing)
         reason: str | None = None
         if outcome is Outcome.VACUOUS:
             reason = f"the verifier ({verdict.detail}) passes the empty run: no action, no answer"
-            if self.manifest.tasks[cell.task].does_nothing:
-                reason += (
-                    "; the task asks no question and its reference run changes nothing and says nothing, so doing "
-                    "nothing may be right here"
-                )
+            return self._row(cell, outcome, verdict.passed, evidence, reason=reason)
+        if outcome is Outcome.NOTHING_TO_DO:
+            reason = (
+                f"the verifier ({verdict.detail}) passes the empty run, rightly: the task has nothing to do (its "
+                "reference run changes nothing and says nothing, and it asks no question: the start state already "
+                "satisfies it)"
+            )
             return self._row(cell, outcome, verdict.passed, evidence, reason=reason)
         if compared.answer is not None and not compared.differs:
             reason = compared.answer

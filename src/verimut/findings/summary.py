@@ -179,25 +179,28 @@ class Vacuous(msgspec.Struct, frozen=True, omit_defaults=True):
     suite: str
     kind: str
     reason: str | None
-    # The task's reference run changes nothing and says nothing (TaskFacts.does_nothing): passing may be right.
-    may_be_right: bool
     rewards: dict[str, Earned] | None = None  # formula -> the null run's reward and the control's
     earns_full_reward: bool | None = None  # at least the control's reward under every formula
 
 
 class NullRuns(msgspec.Struct, frozen=True):
-    """The null runs a verifier graded (vacuous or rejected), how many it passed, how many of those may be right."""
+    """The null runs a verifier graded on tasks with something to do (vacuous or rejected), how many it passed, and
+    apart, the null runs passed on tasks with nothing to do (Outcome.NOTHING_TO_DO: rightly, in no headline)."""
 
     graded: int
     vacuous: int
-    may_be_right: int
+    nothing_to_do: int
 
     @property
     def sentence(self) -> str:
-        return (
-            f"{self.vacuous} of {self.graded} verifiers give full reward to doing nothing ({self.may_be_right} of "
-            "them on tasks that ask no question and whose reference run changes nothing and says nothing)"
-        )
+        said = f"{self.vacuous} of {self.graded} verifiers give full reward to doing nothing"
+        if self.nothing_to_do:
+            said += (
+                f" (apart: {self.nothing_to_do} task(s) with nothing to do, whose start state already satisfies them"
+                ": no question, and a reference run that changes nothing and says nothing; passing the null run is "
+                "right there)"
+            )
+        return said
 
 
 class WeakPin(Finding, frozen=True):
@@ -348,14 +351,12 @@ def _vacuous(m: Manifest, rows: Mapping[str, CellResult], row: CellResult, c: fl
     """A vacuous verifier, with what the null run earns beside the control under each formula."""
     paid = earned(m, rows, row, c)
     paid.pop("procredit_any_c", None)
-    facts = m.tasks.get(row.task)
     return Vacuous(
         cell_id=row.cell_id,
         task=row.task,
         suite=suite_of(row.task),
         kind=kind_of(m, row.task),
         reason=row.reason,
-        may_be_right=facts is not None and facts.does_nothing,
         **paid,
     )
 
@@ -364,7 +365,7 @@ def null_runs(m: Manifest, rows: Mapping[str, CellResult]) -> tuple[NullRuns | N
     """The null-run counts in all and per suite (pure); None when no cell of the audit is a null run."""
     graded: Counter[str] = Counter()
     vacuous: Counter[str] = Counter()
-    may: Counter[str] = Counter()
+    nothing: Counter[str] = Counter()
     suites: dict[str, None] = {}
     for cell in m.cells:
         if not spec_of(cell.family).null_run:
@@ -372,17 +373,17 @@ def null_runs(m: Manifest, rows: Mapping[str, CellResult]) -> tuple[NullRuns | N
         suite = suite_of(cell.task)
         suites[suite] = None
         row = rows.get(cell.cell_id)
-        if row is None or row.outcome not in (Outcome.VACUOUS, Outcome.REJECTED):
+        if row is None:
             continue
-        graded[suite] += 1
-        if row.outcome == Outcome.VACUOUS:
-            vacuous[suite] += 1
-            facts = m.tasks.get(cell.task)
-            may[suite] += facts is not None and facts.does_nothing
+        if row.outcome == Outcome.NOTHING_TO_DO:
+            nothing[suite] += 1
+        elif row.outcome in (Outcome.VACUOUS, Outcome.REJECTED):
+            graded[suite] += 1
+            vacuous[suite] += row.outcome == Outcome.VACUOUS
     if not suites:
         return None, {}
-    by_suite = {s: NullRuns(graded[s], vacuous[s], may[s]) for s in suites}
-    total = NullRuns(sum(graded.values()), sum(vacuous.values()), sum(may.values()))
+    by_suite = {s: NullRuns(graded[s], vacuous[s], nothing[s]) for s in suites}
+    total = NullRuns(sum(graded.values()), sum(vacuous.values()), sum(nothing.values()))
     return total, by_suite
 
 
@@ -720,18 +721,13 @@ def answer_channel(s: Summary) -> list[str]:
         return [*lines, "The null run was not in this audit."]
     lines += [f"**{s.null_runs.sentence}.**", ""]
     if len(s.null_runs_by_suite) > 1:
-        lines += ["| suite | null runs graded | vacuous | may be right |", "|---|---|---|---|"]
+        lines += ["| suite | null runs graded | vacuous | nothing to do |", "|---|---|---|---|"]
         for suite, runs in s.null_runs_by_suite.items():
-            lines.append(f"| {suite or '(no suite)'} | {runs.graded} | {runs.vacuous} | {runs.may_be_right} |")
+            lines.append(f"| {suite or '(no suite)'} | {runs.graded} | {runs.vacuous} | {runs.nothing_to_do} |")
         lines.append("")
     for v in s.vacuous:
         kind = "" if v.kind == USER else f" ({v.kind} task)"
-        may = (
-            " **may be right**: its reference run changes nothing and says nothing, to a task that asks no question"
-            if v.may_be_right
-            else ""
-        )
-        lines.append(f"- `{v.task}`{kind}{may}")
+        lines.append(f"- `{v.task}`{kind}")
     if s.rewards.get("vacuous"):
         lines += ["", f"Rewards: {s.rewards['vacuous']}."]
     return lines[:-1] if lines[-1] == "" else lines

@@ -32,7 +32,7 @@ from verimut.core.registry import Registry
 from verimut.core.run import Action, AnswerChannel, Run
 from verimut.grammar import answers
 from verimut.grammar.alternatives import RESTORE, SAME_READS, reads_kept
-from verimut.grammar.pinned import ValueIndex, is_target, pins, vary
+from verimut.grammar.pinned import ValueIndex, is_target, other_subject, pins, vary
 from verimut.oracle.state import NEW
 
 
@@ -322,7 +322,11 @@ def wrong_value(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
         if varied.synthesized:
             why = f"synthesized: no other value of its kind in the start state; {why}"
             detail["synthesized"] = True
-        if pin.weak is not None:
+        other = None if pin.weak is None else other_subject(ctx.instruction, pin.value, moved)
+        if other is not None:
+            why = f"{why}; not a weak pin: {other}"
+            detail["other_subject"] = other
+        elif pin.weak is not None:
             why = f"{why}; a weak pin: {pin.weak}"
             detail["weak_pin"] = pin.weak
         edits.append(

@@ -115,6 +115,32 @@ def weakness(pin: ArgPin, instruction: str, targets: frozenset[str] = frozenset(
     return f"only {pin.source} holds it, and the instruction never asks for a {' '.join(arg_words(pin.arg)) or pin.arg}"
 
 
+# Words that name no subject: a title's articles and joints ("Meeting with the team").
+_PLAIN = frozenset({"the", "and", "for", "with", "from", "about", "our", "your", "his", "her", "their", "into", "onto"})
+
+
+def _subject_words(text: str) -> set[str]:
+    return {w.lower() for w in _WORD.findall(text) if len(w) >= 3 and not w.isdigit()} - _PLAIN
+
+
+def other_subject(instruction: str, value: Any, moved: Any) -> str | None:
+    """Why `moved` names another subject than the instruction names with `value` (None: it does not).
+
+    A weak pin's value may still echo the instruction's own words: workspace/user_task_15 asks for an event "for
+    the family reunion", its reference titles it 'Family Reunion' (a read holds the title; no title is asked
+    for), and a title that shares none of those words ('Ads campaign project deadline', another email's) is
+    plainly the wrong event, not a wording the task leaves open. A value that keeps one of the words, or has no
+    words (a date), stays a weak pin.
+    """
+    if not isinstance(value, str) or not isinstance(moved, str):
+        return None
+    named = _subject_words(value) & _subject_words(instruction)
+    words = _subject_words(moved)
+    if not named or not words or named & words:
+        return None
+    return f"the instruction names {' '.join(sorted(named))!r}, which {moved!r} does not"
+
+
 def goal_source(value: Any, goal: str, arg: str, read_source: str | None) -> str | None:
     """Where a goal-contract task's goal text fixes `value` (None: the goal leaves it open)."""
     if isinstance(value, bool):

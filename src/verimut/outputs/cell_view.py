@@ -254,6 +254,7 @@ def to_rich(v: CellView) -> RenderableType:
         "control_fail",
         "alt_pass",
         "vacuous",
+        "nothing_to_do",
     ):
         parts.append(Text("no difference found", "dim"))
     else:  # refused, errored, not scored: no end state was compared

@@ -6,7 +6,7 @@ A cell's outcome maps to a test result:
   failure, its message the evidence headline and its text the whole evidence;
 - false reject (the verifier failed a correct end state): a failure too, of its own type;
 - vacuous (the verifier passed the null run: no action, no answer): a failure of its own type
-  `vacuous`, no false accept (its message says when the task asks for nothing, so passing may be right);
+  `vacuous`, no false accept (nothing_to_do, the null run passed on a task with nothing to do, passes);
 - error (the verifier raised, or the executor cut the cell) and a control that fails its
   own verifier (the task cannot be audited): an error;
 - refused, incomplete, and cells not scored yet: skipped, with the reason;

@@ -67,6 +67,7 @@ ANSWER_FAMILIES = (
 NULL_RUN_FAMILIES = ("null-run",)
 ANSWER_OUTCOMES = (FALSE_ACCEPT, REJECTED, "refused", FALSE_REJECT, "alt_pass")
 VACUOUS = "vacuous"
+NOTHING_TO_DO = "nothing_to_do"
 ALL_SUITES = "all"  # verimut's summary.ALL_SUITES: the answer table's row of every suite together
 GOAL = "goal"  # verimut's benchmark.GOAL contract
 USER = "user"  # a task's kind when the manifest names none (verimut's TaskFacts.kind)
@@ -326,31 +327,24 @@ def _answer_channel(manifest: dict[str, Any], rows: dict[str, dict[str, Any]], s
 def _null_runs(
     manifest: dict[str, Any], rows: dict[str, dict[str, Any]]
 ) -> tuple[dict[str, int] | None, dict[str, dict[str, int]]]:
-    """The null runs the verifiers graded, passed (vacuous) and passed on a task whose reference run changes nothing
-    and says nothing (verimut's TaskFacts.does_nothing), in all and per suite; None when the audit has none."""
-    tasks = manifest["tasks"]
+    """The null runs the verifiers graded (vacuous or rejected), passed (vacuous), and apart, passed on a task with
+    nothing to do (outcome nothing_to_do), in all and per suite; None when the audit has none."""
     by_suite: dict[str, Counter[str]] = {}
     for cell in manifest["cells"]:
         if cell["family"] not in NULL_RUN_FAMILIES and not cell.get("detail", {}).get("null_run"):
             continue
         tally = by_suite.setdefault(_suite(cell["task"]), Counter())
         row = rows.get(cell["cell_id"])
-        if row is None or row["outcome"] not in (VACUOUS, REJECTED):
+        if row is None:
             continue
-        tally["graded"] += 1
-        if row["outcome"] == VACUOUS:
-            tally["vacuous"] += 1
-            facts = tasks.get(cell["task"])
-            does_nothing = (
-                facts is not None
-                and not facts.get("effect")
-                and not facts.get("reference_answer", "").strip()
-                and not facts.get("question")
-            )
-            tally["may_be_right"] += does_nothing
+        if row["outcome"] == NOTHING_TO_DO:
+            tally["nothing_to_do"] += 1
+        elif row["outcome"] in (VACUOUS, REJECTED):
+            tally["graded"] += 1
+            tally["vacuous"] += row["outcome"] == VACUOUS
     if not by_suite:
         return None, {}
-    keys = ("graded", "vacuous", "may_be_right")
+    keys = ("graded", "vacuous", "nothing_to_do")
     total = {k: sum(t[k] for t in by_suite.values()) for k in keys}
     return total, {s: {k: t[k] for k in keys} for s, t in by_suite.items()}
 

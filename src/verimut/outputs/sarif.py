@@ -3,7 +3,7 @@
 Each fault family is a rule (`false-accept/extra`, ...); the intent-swap census has one
 rule, `false-accept/intent-swap`. A verifier that passes the null run (no action, no answer)
 is a result of its own rule, `vacuous-verifier`, at level warning: a finding, but no confirmed
-false accept (a task that asks for nothing may be right to pass it). A result's location is the task's verifier: its source
+false accept (a task with nothing to do, whose null run passes rightly, is no result). A result's location is the task's verifier: its source
 file and first line when the adapter can say where it is (`verifier_source`, optional),
 relative to `root` (`%SRCROOT%`) when the file is under it, else as an absolute file URI;
 always also a logical location naming the task and its verifier. The evidence (the edit,
@@ -59,8 +59,8 @@ def _vacuous_rule() -> dict[str, Any]:
         "fullDescription": {
             "text": "The null run (no action, no final answer) was replayed from the task's start state; the "
             "verifier, called unmodified, passed it, so it cannot tell doing the task from doing nothing. Not a "
-            "confirmed false accept: a task that asks no question and whose reference run changes nothing and "
-            "says nothing may be right to pass it (the result's `may_be_right` property)."
+            "confirmed false accept. A task with nothing to do (no question, and a reference run that changes "
+            "nothing and says nothing) is no result: passing the null run is right there."
         },
         "help": {
             "text": "Make the verifier require what the task asks for: the change it requests, or the answer's value."
@@ -133,10 +133,6 @@ def _fingerprint(m: Manifest, cell_id: str) -> dict[str, str]:
 
 def _result(m: Manifest, cell: Cell, row: CellResult, index: int, source: Source | None, root: Path) -> dict[str, Any]:
     vacuous = row.outcome == Outcome.VACUOUS
-    more: dict[str, Any] = {}
-    if vacuous:
-        facts = m.tasks.get(cell.task)
-        more["may_be_right"] = facts is not None and facts.does_nothing
     return {
         "ruleId": _rule_of(m, cell, row),
         "ruleIndex": index,
@@ -152,7 +148,6 @@ def _result(m: Manifest, cell: Cell, row: CellResult, index: int, source: Source
             "variant": cell.variant,
             "outcome": row.outcome,
             "evidence": evidence.lines(cell, row),
-            **more,
         },
     }
 

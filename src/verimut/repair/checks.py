@@ -1,7 +1,8 @@
 """The check language: what a repaired verifier asserts beside the original verdict, as typed data.
 
 Each check is a frozen struct that says why a run fails it (`fails`, over the run's diffs from the clean start;
-an answer check's `fails_answer`, over the run's final answer),
+an answer check's `fails_answer`, over the run's final answer; a trace check's `fails_trace`, over the run's write
+calls, for an effect only the calls hold),
 and prints as its own constructor call (`AddedExactly('events', 1)`), which is how summary.md and the generated
 module name it. `failures` runs checks on two snapshots; `verify` is a repaired verifier: the original verdict
 AND the task's checks.
@@ -19,7 +20,7 @@ import msgspec
 from verimut.core.benchmark import Benchmark, Verdict, resolve
 from verimut.core.errors import AuditError
 from verimut.core.records import TaskFacts
-from verimut.core.run import Run
+from verimut.core.run import Action, Run
 from verimut.grammar import answers
 from verimut.oracle import state as oracle
 
@@ -270,20 +271,98 @@ def _spans(name: str, text: str) -> list[tuple[int, int]]:
     return [m.span() for m in re.finditer(rf"(?<![\w'-]){re.escape(name)}(?![\w'-])", text)]
 
 
-Check = AddedExactly | ItemsAddedExactly | RemovedExactly | Unchanged | ChangesWithin | Carries | AnswerStates
+class CallsExactly(msgspec.Struct, frozen=True):
+    """The run calls the write `tool` exactly `count` times, as the reference run does.
+
+    A trace check: for a repeated write whose second call the compared state keeps no record of (slack's
+    `post_webpage` of the same page again, which a task graded from the request log counts), so no state check
+    can see it. It reads the run's write calls (`fails_trace`), not the diffs.
+    """
+
+    tool: str
+    count: int
+
+    def fails(self, diffs: Mapping[str, oracle.CollectionDiff]) -> str | None:
+        return None  # the end state is the other checks' business
+
+    def fails_trace(self, calls: Sequence[Action]) -> str | None:
+        made = sum(a.name == self.tool for a in calls)
+        return None if made == self.count else f"{self.tool}: called {made} times, expected {self.count}"
+
+    def __str__(self) -> str:
+        return f"CallsExactly({self.tool!r}, {self.count})"
 
 
-def _fails(check: Check, diffs: Mapping[str, oracle.CollectionDiff], answer: str) -> str | None:
-    return check.fails_answer(answer) if isinstance(check, AnswerStates) else check.fails(diffs)
+class CallsWith(msgspec.Struct, frozen=True):
+    """The run's calls of the write `tool` pass exactly `values` as argument `arg` (a multiset, order aside), as
+    the reference run's do.
+
+    A trace check: for an argument the state keeps no record of (the adapter's `trace_args`: slack's invitation
+    address), where a run that invites another address ends in the very state the reference does.
+    """
+
+    tool: str
+    arg: str
+    values: list[Any]
+
+    def fails(self, diffs: Mapping[str, oracle.CollectionDiff]) -> str | None:
+        return None  # the end state is the other checks' business
+
+    def fails_trace(self, calls: Sequence[Action]) -> str | None:
+        made = [a.args.get(self.arg) for a in calls if a.name == self.tool]
+        if Counter(map(oracle.canonical, made)) == Counter(map(oracle.canonical, self.values)):
+            return None
+        got = ", ".join(repr(v) for v in made) or "nothing"
+        return f"{self.tool}: {self.arg} {got}, expected {', '.join(repr(v) for v in self.values) or 'no call'}"
+
+    def __str__(self) -> str:
+        return f"CallsWith({self.tool!r}, {self.arg!r}, {self.values!r})"
 
 
-def failures(checks: Sequence[Check], start: Any, end: Any, ignore: Sequence[str], answer: str = "") -> list[str]:
+Check = (
+    AddedExactly
+    | ItemsAddedExactly
+    | RemovedExactly
+    | Unchanged
+    | ChangesWithin
+    | Carries
+    | AnswerStates
+    | CallsExactly
+    | CallsWith
+)
+TRACE_CHECKS = (CallsExactly, CallsWith)
+
+
+def _fails(
+    check: Check, diffs: Mapping[str, oracle.CollectionDiff], answer: str, calls: Sequence[Action] = ()
+) -> str | None:
+    if isinstance(check, AnswerStates):
+        return check.fails_answer(answer)
+    if isinstance(check, TRACE_CHECKS):
+        return check.fails_trace(calls)
+    return check.fails(diffs)
+
+
+def failures(
+    checks: Sequence[Check],
+    start: Any,
+    end: Any,
+    ignore: Sequence[str],
+    answer: str = "",
+    calls: Sequence[Action] = (),
+) -> list[str]:
     """The checks that fail from snapshot `start` to snapshot `end` (telemetry and masks ignored), the answer
-    checks on the run's final answer `answer`."""
+    checks on the run's final answer `answer`, the trace checks on the run's write calls `calls`."""
     if not checks:
         return []
     diffs = {d.collection: d for d in oracle.compare(start, end, ignore, base=start)}
-    return [why for c in checks if (why := _fails(c, diffs, answer)) is not None]
+    return [why for c in checks if (why := _fails(c, diffs, answer, calls)) is not None]
+
+
+def write_calls(adapter: Benchmark, run: Run) -> list[Action]:
+    """The run's write calls, which the trace checks read (the adapter says which calls write)."""
+    a = resolve(adapter)
+    return [x for x in run.actions if a.is_write(x)]
 
 
 def answer_of(adapter: Benchmark, run: Run) -> str:
@@ -332,7 +411,8 @@ def graded(
     mine = checks.get(task, ())
     diffs = {d.collection: d for d in oracle.compare(start, end, ignore, base=start)} if mine else {}
     answer = answer_of(adapter, run) if any(isinstance(c, AnswerStates) for c in mine) else ""
-    why = {str(c): _fails(c, diffs, answer) for c in mine}
+    calls = write_calls(adapter, run) if any(isinstance(c, TRACE_CHECKS) for c in mine) else []
+    why = {str(c): _fails(c, diffs, answer, calls) for c in mine}
     failed = [w for w in why.values() if w is not None]
     merged = dict(original.checks) if original.checks else {"verdict": original.passed}
     merged.update({c: w is None for c, w in why.items()})
@@ -348,4 +428,6 @@ CHECK_TYPES: tuple[type, ...] = (
     ChangesWithin,
     Carries,
     AnswerStates,
+    CallsExactly,
+    CallsWith,
 )

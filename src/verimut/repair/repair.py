@@ -19,7 +19,7 @@ from verimut.engine.scoring import Source
 from verimut.engine.store import Store
 from verimut.executors.inprocess import InProcess
 from verimut.grammar.faults import spec_of
-from verimut.repair.checks import answer_of
+from verimut.repair.checks import answer_of, write_calls
 from verimut.repair.regrade import regrade, regrade_swap
 from verimut.repair.report import MODULE, Report, markdown, module_source, report
 from verimut.repair.synthesis import ends_of, synthesize
@@ -81,7 +81,11 @@ def run(
     answers = {
         r.cell_id: answer_of(adapter, run) for r in [*fas, *passing] if (run := cells[r.cell_id].run) is not None
     }
-    repairs = synthesize(m, ends, [*fas, *absent], passing, answers)
+    calls = {
+        r.cell_id: write_calls(adapter, run) for r in [*fas, *passing] if (run := cells[r.cell_id].run) is not None
+    }
+    reference_calls = {t: write_calls(adapter, m.tasks[t].reference) for t in tasks}
+    repairs = synthesize(m, ends, [*fas, *absent], passing, answers, calls, reference_calls)
     path = store.write_repair(MODULE, module_source(m, repairs))
     checks = {f.task: f.checks for f in repairs if f.checks}
     executor = executor or InProcess()

@@ -23,8 +23,11 @@ from verimut.grammar.faults import spec_of
 from verimut.grammar.pairs import SWAP
 from verimut.repair.checks import (
     CHECK_TYPES,
+    TRACE_CHECKS,
     AddedExactly,
     AnswerStates,
+    CallsExactly,
+    CallsWith,
     Carries,
     Check,
     ItemsAddedExactly,
@@ -76,6 +79,7 @@ class Report(msgspec.Struct):
     alternatives_false_rejects: int = 0  # ones the original verifier already fails (the repair cannot help)
     postcondition_checks: int = 0
     answer_checks: int = 0
+    trace_checks: int = 0  # over the run's write calls (CallsExactly, CallsWith)
     swap: str | None = None  # the swap census regraded beside the audit (--swap)
     swap_outside_audit: int = 0  # its effect-absent acceptances of tasks the audit does not hold: left out
     # cell -> why the regrade could not grade it (the executor cut it: a timeout, a dead worker; the benchmark
@@ -148,6 +152,7 @@ def report(
         ),
         postcondition_checks=sum(isinstance(c, Carries) for f in repairs for c in f.checks),
         answer_checks=sum(isinstance(c, AnswerStates) for f in repairs for c in f.checks),
+        trace_checks=sum(isinstance(c, TRACE_CHECKS) for f in repairs for c in f.checks),
         swap=None if swap is None else str(swap),
         not_regraded=errored,
     )
@@ -216,6 +221,7 @@ def markdown(r: Report) -> str:
         "",
         f"{r.checks} checks ({r.postcondition_checks} postconditions"
         + (f", {r.answer_checks} answer checks" if r.answer_checks else "")
+        + (f", {r.trace_checks} trace checks" if r.trace_checks else "")
         + f") over {sum(bool(t.checks) for t in r.tasks)} tasks. "
         f"Cells of tasks without checks were graded again too: {r.unchanged_elsewhere} kept their outcome"
         + (
@@ -308,21 +314,24 @@ def module_source(m: Manifest, repairs: Sequence[TaskRepair]) -> str:
         "",
         f"From the audit with manifest {m.content_hash[:16]}. Each repaired verifier is the benchmark's",
         "original verifier, called unmodified, AND the checks below for its task (frame conditions,",
-        "postconditions: a pinned value the reference writes; and answer checks: the final answer states",
-        "the reference answer's value, whole and alone);",
+        "postconditions: a pinned value the reference writes; answer checks: the final answer states",
+        "the reference answer's value, whole and alone; and trace checks over the run's write calls, where",
+        "the state keeps no record of an effect: CallsExactly, CallsWith);",
         "a task without checks keeps its original verifier. The installed package is not edited.",
         "",
         "Use: verify(adapter, task_id, episode, run, start) -> Verdict, where `adapter` is verimut's",
         "adapter for the benchmark and `start` the snapshot (adapter.snapshot) of the clean start",
         "(run_task=j grades task j's run with task_id's verifier, through the adapter's verify_as);",
-        "or failures(task_id, start, end, answer) on two snapshots and the run's final answer, from your own",
-        "grading loop.",
+        "or failures(task_id, start, end, answer, calls) on two snapshots, the run's final answer and its",
+        "write calls (verimut Actions), from your own grading loop.",
         '"""',
         "",
         "from verimut.repair import checks",
         "from verimut.repair.checks import (",
         "    AddedExactly,",
         "    AnswerStates,",
+        "    CallsExactly,",
+        "    CallsWith,",
         "    Carries,",
         "    ChangesWithin,",
         "    ItemsAddedExactly,",
@@ -352,6 +361,10 @@ def module_source(m: Manifest, repairs: Sequence[TaskRepair]) -> str:
                 why = f"the reference run removes {check.count} records (a false accept removes another)"
             elif isinstance(check, AnswerStates):
                 why = f"the reference answer states {check.value!r} (a false accept's answer does not, or not alone)"
+            elif isinstance(check, CallsExactly):
+                why = f"the reference run calls it {check.count} time(s) (a false accept calls it again)"
+            elif isinstance(check, CallsWith):
+                why = "the reference run's calls pass these values, which the state keeps no record of"
             elif isinstance(check, Carries):
                 source = fix.pinned_by.get(str(check))
                 why = f"the reference writes {check.value!r} there" + (
@@ -365,9 +378,10 @@ def module_source(m: Manifest, repairs: Sequence[TaskRepair]) -> str:
         "}",
         "",
         "",
-        'def failures(task_id, start, end, answer=""):',
-        '    """The checks of `task_id` that fail from snapshot `start` to snapshot `end`, with final answer `answer`."""',
-        "    return checks.failures(CHECKS.get(task_id, []), start, end, IGNORE, answer)",
+        'def failures(task_id, start, end, answer="", calls=()):',
+        '    """The checks of `task_id` that fail from snapshot `start` to snapshot `end`, with final answer `answer`',
+        '    and write calls `calls`."""',
+        "    return checks.failures(CHECKS.get(task_id, []), start, end, IGNORE, answer, calls)",
         "",
         "",
         "def verify(adapter, task_id, episode, run, start, run_task=None):",

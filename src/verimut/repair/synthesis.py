@@ -15,7 +15,11 @@
   pins. Free text the task does not pin is never checked;
 - for an answer family's false accept (an answer dropped, wrong, a superstring, a hedge): one answer check
   (`AnswerStates`) on the value it edits: the answer states it as a whole value of its kind, in any form, and
-  no value of that kind the reference answer does not (a dropped answer: the reference answer's first value).
+  no value of that kind the reference answer does not (a dropped answer: the reference answer's first value);
+- for a false accept no check of the state rejects, a trace check over the run's write calls, as the reference
+  makes them: the values a trace-only argument carries (`CallsWith`: an invitation's address, which the state
+  keeps no record of), else how many times a write it calls more or less often is called (`CallsExactly`: a page
+  posted again, counted by a verifier that grades the request log).
 
 A check that a correct run of the task fails (its control, a harmless cell, an alternative run the oracle
 confirmed, whatever the original verifier said of it) is dropped, and the report says which check and which run:
@@ -32,6 +36,7 @@ import msgspec
 from verimut.core.benchmark import Benchmark, resolve
 from verimut.core.records import CellResult, Manifest
 from verimut.core.replay import Replayer
+from verimut.core.run import Action
 from verimut.grammar import answers as answer_values
 from verimut.grammar.faults import spec_of
 from verimut.grammar.pairs import SWAP
@@ -40,6 +45,8 @@ from verimut.oracle import state as oracle
 from verimut.repair.checks import (
     AddedExactly,
     AnswerStates,
+    CallsExactly,
+    CallsWith,
     Carries,
     ChangesWithin,
     Check,
@@ -123,10 +130,11 @@ def _correct_run_failing(
     ends: Mapping[str, tuple[Any, Any]],
     ignore: Sequence[str],
     answers: Mapping[str, str],
+    calls: Mapping[str, Sequence[Action]],
 ) -> str | None:
     """Why `check` would reject one of the task's correct runs (the first it fails), or None."""
     for r in correct:
-        why = failures([check], *ends[r.cell_id], ignore, answers.get(r.cell_id, ""))
+        why = failures([check], *ends[r.cell_id], ignore, answers.get(r.cell_id, ""), calls.get(r.cell_id, ()))
         if why:
             kind = (
                 "; an alternative run, which the oracle confirms ends as the reference does"
@@ -146,8 +154,9 @@ class _Kept:
         ends: Mapping[str, tuple[Any, Any]],
         ignore: Sequence[str],
         answers: Mapping[str, str],
+        calls: Mapping[str, Sequence[Action]],
     ) -> None:
-        self.correct, self.ends, self.ignore, self.answers = correct, ends, ignore, answers
+        self.correct, self.ends, self.ignore, self.answers, self.calls = correct, ends, ignore, answers, calls
         self.dropped: dict[str, str] = {}  # check -> the correct run it would reject, and why
         self.blocked: dict[str, list[str]] = {}  # false accept -> the checks it fails that were dropped
 
@@ -155,7 +164,7 @@ class _Kept:
         """Whether `check` passes every correct run; if not it is dropped, and held against `target` (the false
         accept it would have rejected)."""
         why = self.dropped.get(str(check)) or _correct_run_failing(
-            check, self.correct, self.ends, self.ignore, self.answers
+            check, self.correct, self.ends, self.ignore, self.answers, self.calls
         )
         if why:
             self.dropped[str(check)] = why
@@ -205,12 +214,32 @@ def answer_check(m: Manifest, row: CellResult, start: Any) -> AnswerStates | Non
     return AnswerStates(kind, value, allowed or [value], sorted(rivals))
 
 
+def trace_checks(m: Manifest, wanted: Sequence[Action], made: Sequence[Action]) -> list[Check]:
+    """The trace checks that tell a run's write calls `made` from its task's reference's `wanted`: for each
+    trace-only argument whose values differ, `CallsWith`; for each write called another number of times,
+    `CallsExactly`."""
+    out: list[Check] = []
+    for tool, args in m.trace_args.items():
+        for arg in args:
+            ref = [a.args.get(arg) for a in wanted if a.name == tool]
+            got = [a.args.get(arg) for a in made if a.name == tool]
+            if sorted(map(oracle.canonical, ref)) != sorted(map(oracle.canonical, got)):
+                out.append(CallsWith(tool, arg, ref))
+    for tool in sorted({a.name for a in (*wanted, *made)}):
+        n = sum(a.name == tool for a in wanted)
+        if n != sum(a.name == tool for a in made):
+            out.append(CallsExactly(tool, n))
+    return out
+
+
 def synthesize(
     m: Manifest,
     ends: Mapping[str, tuple[Any, Any]],
     false_accepts: Sequence[CellResult],
     passing: Sequence[CellResult] = (),
     answers: Mapping[str, str] | None = None,
+    calls: Mapping[str, Sequence[Action]] | None = None,
+    reference_calls: Mapping[str, Sequence[Action]] | None = None,
 ) -> list[TaskRepair]:
     """Checks per task, from the reference effect and each false accept's (start, end) snapshots.
 
@@ -220,9 +249,11 @@ def synthesize(
     their snapshots in `ends` too. A check one of them fails is dropped, and said so.
     `false_accepts` may hold swap cells (family `swap`): postconditions only, since another task's
     run differs everywhere by construction. `answers`: each cell's final answer (cell id -> text), which the
-    answer checks read; an answer family's false accept gets one (`answer_check`).
+    answer checks read; an answer family's false accept gets one (`answer_check`). `calls`: each cell's write calls,
+    which the trace checks read, and `reference_calls` each task's reference run's; without them, no trace check.
     """
     answers = answers or {}
+    calls, reference_calls = calls or {}, reference_calls or {}
     by_task: dict[str, list[CellResult]] = {}
     for row in false_accepts:
         by_task.setdefault(row.task, []).append(row)
@@ -231,7 +262,7 @@ def synthesize(
         keep.setdefault(row.task, []).append(row)
     repairs = []
     for task, rows in by_task.items():
-        kept = _Kept(keep.get(task, []), ends, m.ignore, answers)
+        kept = _Kept(keep.get(task, []), ends, m.ignore, answers, calls)
         frame_rows = [r for r in rows if r.family != SWAP]
         candidates = _candidates(m, task, frame_rows, ends) if frame_rows else []
         checks: list[Check] = [c for c in candidates if kept.admits(c)]
@@ -255,8 +286,18 @@ def synthesize(
                 checks.append(chosen)
                 if row.evidence.detail.get("pinned_by") and row.evidence.detail.get("from") == chosen.value:
                     fix.pinned_by[str(chosen)] = str(row.evidence.detail["pinned_by"])
+                continue
+            # No check of the state rejects it: its effect is in the calls alone (an invitation's address, a
+            # write repeated where the compared state keeps no record of it). The first trace check that holds.
+            if row.cell_id in calls and task in reference_calls and row.family != SWAP:
+                traced = [c for c in trace_checks(m, reference_calls[task], calls[row.cell_id]) if c not in checks]
+                chosen_trace = next((c for c in traced if kept.admits(c, row.cell_id)), None)
+                if chosen_trace is not None:
+                    checks.append(chosen_trace)
         for row in rows:
-            failed = failures(checks, *ends[row.cell_id], m.ignore, answers.get(row.cell_id, ""))
+            failed = failures(
+                checks, *ends[row.cell_id], m.ignore, answers.get(row.cell_id, ""), calls.get(row.cell_id, ())
+            )
             if failed:
                 fix.caught[row.cell_id] = failed
             else:
