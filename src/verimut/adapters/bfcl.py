@@ -331,8 +331,25 @@ class BFCL:
     def reads_trace(self, task: str) -> bool:
         return True  # multi_turn_checker's response check: the ground truth's call results among the run's
 
+    def idle_writes(self, task: str) -> Sequence[int]:
+        """The reference's writes that change nothing, public or private, where it makes them: a login on a
+        session already authenticated (`{"authentication_status": true}`), one whose password is wrong, a stock
+        added to a watchlist that holds it. The checker still wants each one's output among the run's, but that
+        output is a status or the state as it already was: a run that leaves the call out ends the same."""
+        if task not in self._idle:
+            episode = self.reset(task)
+            idle: list[int] = []
+            for i, action in enumerate(self.reference(task, episode).actions):
+                before = self._state(episode) if self.is_write(action) else None
+                self.execute(episode, action)
+                if before is not None and self._state(episode) == before:
+                    idle.append(i)
+            self._idle[task] = tuple(idle)
+        return self._idle[task]
+
     def __init__(self, version: str | None = None) -> None:
         self.version = require("bfcl-eval", "bfcl-eval", "install-bfcl.sh")
+        self._idle: dict[str, tuple[int, ...]] = {}
         self._entries: dict[str, Entry] = {}
         data = _data_dir()
         for category in CATEGORIES:
