@@ -145,8 +145,10 @@ class Judge:
         whose state differs and passed (is the difference observable?), and a failed run whose state does
         not differ (do the reads tell it apart?). Without `fork` or reads, `compared` as it is."""
         alternative = spec_of(cell.family).is_alternative
-        if compared.trace or compared.not_alternative is not None or compared.trace_graded or compared.answer:
+        if compared.trace or compared.not_alternative is not None or compared.answer:
             return compared
+        if compared.trace_graded and not passed:
+            return compared  # the verifier told the calls apart; one that passed them left the state to decide
         if spec_of(cell.family).null_run:
             return compared  # its verdict is its outcome (vacuous or rejected): what a read shows changes neither
         if compared.differs and (alternative or not passed):
