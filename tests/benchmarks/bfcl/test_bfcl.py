@@ -158,12 +158,11 @@ def test_a_login_on_a_session_already_authenticated_changes_nothing_and_is_idle(
     five = bench.reference("base/multi_turn_base_5", bench.reset("base/multi_turn_base_5"))
     [login] = bench.idle_writes("base/multi_turn_base_5")
     assert five.actions[login].name == "authenticate_twitter"
-    # 188's reference sets a budget already set and logs in with a wrong password: neither changes anything
+    # 188's reference sets a budget already set (its output, the budget, is the data the user named; and it is its
+    # turn's only call) and logs in with a wrong password (a status, beside the turn's other calls): only the login
     ref = bench.reference("base/multi_turn_base_188", bench.reset("base/multi_turn_base_188"))
-    assert [ref.actions[i].name for i in bench.idle_writes("base/multi_turn_base_188")] == [
-        "set_budget_limit",
-        "authenticate_twitter",
-    ]
+    assert [ref.actions[i].name for i in bench.idle_writes("base/multi_turn_base_188")] == ["authenticate_twitter"]
+    assert bench.idle_writes("base/multi_turn_base_103") == ()  # a stock already watched: the watchlist is data
     assert bench.idle_writes("base/multi_turn_base_0") == ()  # every write of it changes the file system
     omitted = Run(five.actions[:login] + five.actions[login + 1 :])
     done = replay(bench, "base/multi_turn_base_5", omitted)

@@ -1,6 +1,6 @@
-"""Replay a seeded sample of a tau2-bench audit's findings with tau2-bench's own API (never verimut's code).
+"""(Not tau2.py: a script of that name would shadow the package.) Replay a seeded sample of a tau2-bench audit's findings with tau2-bench's own API (never verimut's code).
 
-    .venv/bin/python precision/tau2.py AUDIT_DIR [--seed 41] [--sample 15] [--out FILE.json]
+    .venv/bin/python precision/tau2bench.py AUDIT_DIR [--seed 41] [--sample 15] [--out FILE.json]
 
 Each task comes from tau2's own task loader (`registry.get_tasks_loader(domain)("base")`; the domain is the task
 id's prefix) and each environment from its own constructor (`registry.get_env_constructor(domain)()`), with the
