@@ -82,10 +82,13 @@ class Domain:
     def read(self, env: Any, name: str, args: dict[str, Any]) -> str:
         from tau2.data_model.message import ToolCall
 
-        copy = self.env(env.tools.db.model_copy(deep=True))
         return str(
-            copy.get_response(ToolCall(id="read", name=name, arguments=dict(args), requestor="assistant")).content
+            env.get_response(ToolCall(id="read", name=name, arguments=dict(args), requestor="assistant")).content
         )
+
+    def copy(self, env: Any) -> Any:
+        """A copy of an end state to read from (a read tool writes nothing, but the end is kept as it was)."""
+        return self.env(env.tools.db.model_copy(deep=True))
 
     def grade(self, task: Any, messages: list[Any], answer: str) -> tuple[bool, str]:
         from tau2.data_model.message import AssistantMessage
@@ -122,8 +125,9 @@ def replay(audit: Audit, domains: dict[str, Domain], row: dict[str, Any], run: d
     ref_state, edit_state = domain.state(ref_env), domain.state(edit_env)
     noise = diff(ref_state, domain.state(again_env))
     reads_differ = []
+    ref_copy, edit_copy = domain.copy(ref_env), domain.copy(edit_env)
     for name, args in domain.reads:
-        before, after = domain.read(ref_env, name, args), domain.read(edit_env, name, args)
+        before, after = domain.read(ref_copy, name, args), domain.read(edit_copy, name, args)
         if before != after:
             reads_differ.append({"call": canonical(name, args), "reference": before[:300], "edited": after[:300]})
     ref_verdict, _ = domain.grade(task, ref_messages, reference_answer)
