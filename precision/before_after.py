@@ -16,6 +16,11 @@ moved it, from what the after audit recorded (its outcome, reason and evidence):
     trace effects    calls the state keeps no record of, or a verifier that grades the calls
     assigned keys    new records matched by content (an order the verifier rejects is now comparable)
     pin strength     a weakly pinned value (`weak_pin_accept`)
+    idle writes      (issue 41) a run that leaves out reference writes that changed nothing, for a verifier that
+                     grades the calls: it was rejected on the trace, its state decides now (a false reject)
+
+Beside the moves, `evidence` lists the findings whose outcome stayed but whose difference from the reference
+reads otherwise (issue 41: an AppWorld table the reference's snapshot lacked read as every row added).
 
 and issue 41's (AgentDojo):
 
@@ -60,6 +65,9 @@ def _rule(
     if after is None:
         return "unattributed (cell gone)"
     ev, reason = after.get("evidence", {}), after.get("reason") or ""
+    was = before or {}
+    if after["outcome"] == "false_reject" and was.get("outcome") == "rejected" and "calls" in (was.get("reason") or ""):
+        return "idle writes"
     if after["outcome"] == "same_run":
         return "distinct runs"
     if after["outcome"] == "nothing_to_do":
@@ -105,7 +113,22 @@ def compare(before_dir: Path, after_dir: Path) -> dict[str, Any]:
                 c[f"{r['outcome']} ({kind.get(r['task'], 'user')})"] += 1
         return dict(sorted(c.items()))
 
-    return {"before": counts(before), "after": counts(after), "moves": moves}
+    evidence = [
+        {"cell_id": cid, "before": _diff_counts(before[cid]), "after": _diff_counts(after[cid])}
+        for cid in sorted(set(before) & set(after))
+        if before[cid]["outcome"] == after[cid]["outcome"] in FINDINGS
+        and _diff_counts(before[cid]) != _diff_counts(after[cid])
+    ]
+    return {"before": counts(before), "after": counts(after), "moves": moves, "evidence": evidence}
+
+
+def _diff_counts(row: dict[str, Any]) -> dict[str, str]:
+    """A finding's difference from the reference, as counts per collection ("1 changed", "4 added")."""
+    out = {}
+    for d in (row.get("evidence") or {}).get("differs_from_reference") or []:
+        parts = [f"{len(d.get(k) or [])} {k}" for k in ("added", "removed", "changed") if d.get(k)]
+        out[d["collection"]] = ", ".join(parts)
+    return out
 
 
 def markdown(result: dict[str, Any]) -> str:
@@ -117,6 +140,12 @@ def markdown(result: dict[str, Any]) -> str:
     )
     lines += ["", "| rule | before | after | cells |", "|---|---|---|---|"]
     lines += [f"| {r} | {b} | {a} | {n} |" for (r, b, a), n in sorted(by_rule.items())]
+    if result.get("evidence"):
+        lines += ["", "| finding whose difference reads otherwise | before | after |", "|---|---|---|"]
+        for e in result["evidence"]:
+            before = "; ".join(f"{c}: {n}" for c, n in e["before"].items())
+            after = "; ".join(f"{c}: {n}" for c, n in e["after"].items())
+            lines.append(f"| `{e['cell_id']}` | {before} | {after} |")
     return "\n".join(lines) + "\n"
 
 

@@ -77,6 +77,9 @@ class Bench:
     def reads_trace(self, task):
         return task == "t/inject"
 
+    def idle_writes(self, task):
+        return [0] if task == "t/inject" else []
+
     def patch(self, episode, path, value):
         target = episode
         for key in path[:-1]:

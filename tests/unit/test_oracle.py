@@ -7,6 +7,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
+from verimut.core.run import Action
 from verimut.oracle import state as oracle
 
 scalars = st.one_of(st.integers(-5, 5), st.text(max_size=4), st.booleans(), st.none())
@@ -153,3 +154,13 @@ def test_a_change_must_set_the_same_value() -> None:
     assert oracle.missing(oracle.compare(start, {"account": {"iban": "Y", "balance": 6}}, []), want).gaps == []
     [gap] = oracle.missing(oracle.compare(start, {"account": {"iban": "Z", "balance": 5}}, []), want).gaps
     assert gap == 'account[iban].value: the task sets it to "Y"'
+
+
+def test_only_left_out_allows_dropping_idle_writes_and_nothing_else():
+    login, post, other = Action("login", {"pw": "x"}), Action("post", {"t": "hi"}), Action("login", {"pw": "y"})
+    assert oracle.only_left_out([login, post], [post], [login])  # the idle login left out
+    assert oracle.only_left_out([login, post], [login, post], [login])  # nothing left out
+    assert not oracle.only_left_out([login, post], [post], [])  # the login is not idle
+    assert not oracle.only_left_out([login, post], [login], [login])  # the post is left out
+    assert not oracle.only_left_out([login, post], [other, post], [login])  # another login made: not left out
+    assert not oracle.only_left_out([login, login, post], [post, post], [login])  # a second post made

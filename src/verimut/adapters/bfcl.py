@@ -315,6 +315,15 @@ def _instance_state(instance: Any) -> dict[str, Any]:
     return state
 
 
+def _status_only(output: str) -> bool:
+    """Whether a call's output is a status: a JSON object whose values are all booleans or strings."""
+    try:
+        value = json.loads(output)
+    except ValueError:
+        return False
+    return isinstance(value, dict) and all(isinstance(v, (bool, str)) for v in value.values())
+
+
 # -- the adapter ---------------------------------------------------------------------------------
 class BFCL:
     name = "bfcl"
@@ -331,8 +340,37 @@ class BFCL:
     def reads_trace(self, task: str) -> bool:
         return True  # multi_turn_checker's response check: the ground truth's call results among the run's
 
+    def idle_writes(self, task: str) -> Sequence[int]:
+        """The reference's writes a run may leave out: each changes nothing, public or private, where the reference
+        makes it; what it returns is a status, no data (`{"authentication_status": true}`, "logged in
+        successfully": booleans and messages, no number or list); and its turn makes other calls. A login on a
+        session already authenticated, or one whose password is wrong. The checker still wants the call's output
+        among the run's, but the output carries nothing the task asks for and the run ends the same. Not idle: a
+        budget set to what it already is or a stock added to a watchlist that holds it (their outputs are the
+        data the user named), nor a call that is its turn's only one (a run without it ignores that request)."""
+        if task not in self._idle:
+            episode = self.reset(task)
+            idle: list[int] = []
+            turn: list[int] = []  # the current turn's calls, by index
+            quiet: set[int] = set()
+            for i, action in enumerate(self.reference(task, episode).actions):
+                if action.name == TURN:
+                    idle += [k for k in turn if k in quiet] if len(turn) > 1 else []
+                    turn = []
+                    self.execute(episode, action)
+                    continue
+                turn.append(i)
+                before = self._state(episode) if self.is_write(action) else None
+                step = self.execute(episode, action)
+                if before is not None and self._state(episode) == before and _status_only(step.output):
+                    quiet.add(i)
+            idle += [k for k in turn if k in quiet] if len(turn) > 1 else []
+            self._idle[task] = tuple(idle)
+        return self._idle[task]
+
     def __init__(self, version: str | None = None) -> None:
         self.version = require("bfcl-eval", "bfcl-eval", "install-bfcl.sh")
+        self._idle: dict[str, tuple[int, ...]] = {}
         self._entries: dict[str, Entry] = {}
         data = _data_dir()
         for category in CATEGORIES:

@@ -116,6 +116,7 @@ class Remote:
         self.close: Callable[[Handle], None] | None = self._close if "close" in has else None
         self.kind: Callable[[str], str] | None = self._kind if "kind" in has else None
         self.reads_trace: Callable[[str], bool] | None = self._reads_trace if "reads_trace" in has else None
+        self.idle_writes: Callable[[str], Sequence[int]] | None = self._idle_writes if "idle_writes" in has else None
         self.patch: Callable[[Handle, Sequence[str], Any], None] | None = self._patch if "patch" in has else None
         self._attributes(hello.get("attributes") or {})
 
@@ -315,6 +316,9 @@ class Remote:
 
     def _reads_trace(self, task: str) -> bool:
         return bool(self._call("reads_trace", task=task))
+
+    def _idle_writes(self, task: str) -> Sequence[int]:
+        return [int(i) for i in self._call("idle_writes", task=task)]
 
     def _patch(self, episode: Handle, path: Sequence[str], value: Any) -> None:
         self._call("patch", episode=self._handle(episode), path=list(path), value=value)

@@ -50,7 +50,18 @@ def _load(spec: str) -> Any:
 
 
 # The optional methods verimut may call (verimut.core.benchmark.CAPABILITIES), announced in the first line.
-CAPABILITIES = ("fork", "verify_as", "explain", "verifier_source", "form", "close", "kind", "reads_trace", "patch")
+CAPABILITIES = (
+    "fork",
+    "verify_as",
+    "explain",
+    "verifier_source",
+    "form",
+    "close",
+    "kind",
+    "reads_trace",
+    "idle_writes",
+    "patch",
+)
 # The optional attributes verimut reads (the other fields of verimut.core.benchmark.Adapter), announced with
 # their values.
 ATTRIBUTES = (
@@ -149,6 +160,8 @@ class Server:
             return str(a.kind(p["task"]))
         if method == "reads_trace":
             return bool(a.reads_trace(p["task"]))
+        if method == "idle_writes":
+            return [int(i) for i in a.idle_writes(p["task"])]
         if method == "patch":
             a.patch(self._episode(p["episode"]), list(p["path"]), p["value"])
             return None

@@ -163,6 +163,16 @@ class ReadsTrace(Protocol):
     def reads_trace(self, task: str) -> bool: ...
 
 
+class IdleWrites(Protocol):
+    """Optional, beside `reads_trace`: the reference writes of a task that change nothing where the reference
+    makes them (a login on a session already authenticated, a stock added to a watchlist that holds it), by their
+    index in the reference run. What such a call returns is a status or the state as it already was, so a run
+    that leaves it out is not told apart from the reference's by the trace rule: only its state decides.
+    """
+
+    def idle_writes(self, task: str) -> Sequence[int]: ...
+
+
 class Patches(Protocol):
     """Optional: set one value of a live episode, at a path of its snapshot (dict keys and list indices).
 
@@ -222,6 +232,7 @@ class Adapter:
     close: Callable[[Any], None] | None = None
     kind: Callable[[str], str] | None = None
     reads_trace: Callable[[str], bool] | None = None
+    idle_writes: Callable[[str], Sequence[int]] | None = None
     patch: Callable[[Any, Sequence[str], Any], None] | None = None
     grammar: str = "api"
     concurrency: int | None = None
@@ -290,7 +301,18 @@ class Adapter:
         return guard.verdict(guard.call(self.bench.verify, episode, run))
 
 
-CAPABILITIES = ("fork", "verify_as", "explain", "verifier_source", "form", "close", "kind", "reads_trace", "patch")
+CAPABILITIES = (
+    "fork",
+    "verify_as",
+    "explain",
+    "verifier_source",
+    "form",
+    "close",
+    "kind",
+    "reads_trace",
+    "idle_writes",
+    "patch",
+)
 USER = "user"  # the kind of every task of an adapter without `kind`
 
 

@@ -438,6 +438,15 @@ def writes_differ(reference: Sequence[Any], run: Sequence[Any]) -> bool:
     return _calls(reference, lambda a: a.args) != _calls(run, lambda a: a.args)
 
 
+def only_left_out(reference: Sequence[Any], run: Sequence[Any], idle: Sequence[Any]) -> bool:
+    """Whether `run`'s writes are `reference`'s with some of `idle` left out (as multisets of calls): it makes
+    no write the reference does not, and each one it lacks is idle (changed nothing where the reference made it)."""
+    wanted, made = _calls(reference, lambda a: a.args), _calls(run, lambda a: a.args)
+    if made - wanted:
+        return False
+    return not (wanted - made) - _calls(idle, lambda a: a.args)
+
+
 def _texts(value: Any) -> list[str]:
     if isinstance(value, str):
         return [value] if len(value.strip()) >= 3 else []

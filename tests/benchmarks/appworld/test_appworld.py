@@ -125,6 +125,17 @@ def test_the_evidence_shows_the_duplicated_row(audit):
     assert "### `venmosplit_1:extra`" in (audit / "summary.md").read_text()
 
 
+def test_a_write_to_an_app_the_reference_never_touches_diffs_as_the_row_it_changes(audit):
+    # venmosend_1 needs venmo alone; the out-of-scope write overwrites a note: simple_note's table is in the
+    # reference's end as well, so the one note reads as changed, not the whole table as added (issue 41)
+    row = rows(audit)["venmosend_1:extra-oos:simple_note.update_note@simple_note.Note"]
+    assert row["outcome"] == "false_accept"
+    [note] = row["evidence"]["differs_from_reference"]
+    assert note["collection"] == "simple_note.Note"
+    assert (len(note["changed"]), note["added"], note["removed"]) == (1, [], [])
+    assert row["evidence"]["changed_from_start"]["simple_note.Note"] == "1 changed"
+
+
 def test_the_question_tasks_submit_their_answer_and_appworld_compares_it_exactly(audit):
     """AppWorld's `test.answer` compares answer_to_text of both sides with "==": no answer fault passes it."""
     tasks = json.loads((audit / "manifest.json").read_text())["tasks"]

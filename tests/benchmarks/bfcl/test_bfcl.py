@@ -154,6 +154,22 @@ def test_a_run_with_the_wrong_number_of_turns_fails_as_the_runner_would(bench):
     assert not bench.verify(done.episode, short).passed
 
 
+def test_a_login_on_a_session_already_authenticated_changes_nothing_and_is_idle(bench):
+    five = bench.reference("base/multi_turn_base_5", bench.reset("base/multi_turn_base_5"))
+    [login] = bench.idle_writes("base/multi_turn_base_5")
+    assert five.actions[login].name == "authenticate_twitter"
+    # 188's reference sets a budget already set (its output, the budget, is the data the user named; and it is its
+    # turn's only call) and logs in with a wrong password (a status, beside the turn's other calls): only the login
+    ref = bench.reference("base/multi_turn_base_188", bench.reset("base/multi_turn_base_188"))
+    assert [ref.actions[i].name for i in bench.idle_writes("base/multi_turn_base_188")] == ["authenticate_twitter"]
+    assert bench.idle_writes("base/multi_turn_base_103") == ()  # a stock already watched: the watchlist is data
+    assert bench.idle_writes("base/multi_turn_base_0") == ()  # every write of it changes the file system
+    omitted = Run(five.actions[:login] + five.actions[login + 1 :])
+    done = replay(bench, "base/multi_turn_base_5", omitted)
+    assert not oracle.compare(replay(bench, "base/multi_turn_base_5", five).end, done.end, [])
+    assert "execution_response_mismatch" in bench.verify(done.episode, omitted).detail  # the login's output
+
+
 # -- the audit, through the command line ---------------------------------------------------------
 @pytest.fixture(scope="module")
 def sliced(tmp_path_factory) -> Path:
@@ -176,8 +192,9 @@ def test_the_sliced_audit_passes_every_control_and_scores_every_cell(sliced):
 def test_dropping_writes_is_rejected_and_any_false_accept_is_private_state(sliced):
     r = rows(sliced)
     for cell, row in r.items():
-        if row["family"] in ("claim-only", "omit") and row["outcome"] != "refused":
-            assert row["outcome"] in ("rejected", "same_run"), cell  # BFCL grades the calls: no false reject
+        if row["family"] in ("claim-only", "omit") and row["outcome"] == "false_reject":
+            # BFCL grades the calls: a dropped write is told apart, unless it changed nothing (idle_writes)
+            assert row["evidence"]["differs_from_reference"] == [], cell
         if row["outcome"] == "false_accept":
             assert all("._private" in d["collection"] for d in row["evidence"]["differs_from_reference"]), cell
             assert "public attributes only" in row["reason"], cell

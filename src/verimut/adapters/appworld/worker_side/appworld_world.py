@@ -8,8 +8,9 @@ earlier episodes are finished with.
 - Actions are AppWorld API calls, named "app.api", with their arguments.
 - The reference run is the task's compiled reference solution, executed once with every API
   call recorded at the requester (the object every `apis.<app>.<api>` call goes through).
-- The end state is every row of the models the task can touch (its required apps' models, and
-  any model the episode changed), keyed by model and id, read before the evaluator runs.
+- The end state is every row of the models the task can touch (every table of its allowed apps
+  but api_docs, and any model the episode changed), keyed by model and id, read before the
+  evaluator runs.
 - The verifier is the task's shipped evaluator, unmodified, with its per-test results; `verify_as`
   calls another task's evaluator on an episode the way AppWorld's own `evaluate_task` calls it.
 - A run's answer is what it submits with `supervisor.complete_task(answer=...)` (the answer channel): the
@@ -146,8 +147,11 @@ class AppWorldBench:
 
         Whole tables, not AppWorld's changed-records view: read against the start state's own
         snapshot, an updated row must diff as changed (not as added), and a row an edit leaves
-        alone must sit in both states. The models are those of the task's required apps, plus
-        any other model the episode changed. `record_hash` is AppWorld's digest of the other
+        alone must sit in both states. The models are every table model of the task's allowed
+        apps (api_docs aside: constant text), plus any other model the episode changed. Not only
+        the required apps': an edit that writes to an app the reference never touches (a note
+        overwritten) must find that app's table in the reference's end too, or its one changed
+        row reads as the whole table added. `record_hash` is AppWorld's digest of the other
         fields, so it is left out.
         """
         from appworld.collections.models import ModelCollectionPair
@@ -166,8 +170,8 @@ class AppWorldBench:
         )
         names = {
             f"{app}.{model}"
-            for app in world.task.ground_truth.required_apps
-            if app in world.models
+            for app in world.task.allowed_apps
+            if app in world.models and app != "api_docs"
             for model, klass in world.models[app].items()
             if klass.is_table_model()
         }
