@@ -117,6 +117,9 @@ class Remote:
         self.kind: Callable[[str], str] | None = self._kind if "kind" in has else None
         self.reads_trace: Callable[[str], bool] | None = self._reads_trace if "reads_trace" in has else None
         self.patch: Callable[[Handle, Sequence[str], Any], None] | None = self._patch if "patch" in has else None
+        self.page_writes: Callable[[str, Run], Sequence[Action]] | None = (
+            self._page_writes if "page_writes" in has else None
+        )
         self._attributes(hello.get("attributes") or {})
 
     def _attributes(self, given: Mapping[str, Any]) -> None:
@@ -318,6 +321,9 @@ class Remote:
 
     def _patch(self, episode: Handle, path: Sequence[str], value: Any) -> None:
         self._call("patch", episode=self._handle(episode), path=list(path), value=value)
+
+    def _page_writes(self, task: str, run: Run) -> list[Action]:
+        return msgspec.convert(self._call("page_writes", task=task, run=msgspec.to_builtins(run)), list[Action])
 
 
 def _died(reason: str, code: int | None) -> BenchmarkCrash:

@@ -163,6 +163,18 @@ class ReadsTrace(Protocol):
     def reads_trace(self, task: str) -> bool: ...
 
 
+class PageWrites(Protocol):
+    """Optional: writes on a task's own page that neither its instruction nor its run names (another email's star,
+    a checkbox outside the requested set, another field), read off the page at the task's start.
+
+    Where a task is one page (MiniWoB++), another task's writes name elements that page does not have; these are
+    the out-of-scope writes the `extra-oos` family tries instead (grammar/oos.py `page_trial`), before and after the
+    task's own interactions.
+    """
+
+    def page_writes(self, task: str, run: Run) -> Sequence[Action]: ...
+
+
 class Patches(Protocol):
     """Optional: set one value of a live episode, at a path of its snapshot (dict keys and list indices).
 
@@ -223,6 +235,7 @@ class Adapter:
     kind: Callable[[str], str] | None = None
     reads_trace: Callable[[str], bool] | None = None
     patch: Callable[[Any, Sequence[str], Any], None] | None = None
+    page_writes: Callable[[str, Run], Sequence[Action]] | None = None
     grammar: str = "api"
     concurrency: int | None = None
     markers: frozenset[str] = frozenset()
@@ -290,7 +303,18 @@ class Adapter:
         return guard.verdict(guard.call(self.bench.verify, episode, run))
 
 
-CAPABILITIES = ("fork", "verify_as", "explain", "verifier_source", "form", "close", "kind", "reads_trace", "patch")
+CAPABILITIES = (
+    "fork",
+    "verify_as",
+    "explain",
+    "verifier_source",
+    "form",
+    "close",
+    "kind",
+    "reads_trace",
+    "patch",
+    "page_writes",
+)
 USER = "user"  # the kind of every task of an adapter without `kind`
 
 
@@ -382,6 +406,7 @@ __all__ = [
     "FormFacts",
     "Kinds",
     "Locates",
+    "PageWrites",
     "Patches",
     "ReadsTrace",
     "Run",
