@@ -21,13 +21,14 @@ import select
 import subprocess
 import weakref
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
 from verimut.core.benchmark import CAPABILITIES, Verdict
-from verimut.core.children import die_with_parent
+from verimut.core.children import at_child_exit, die_with_parent
 from verimut.core.errors import AuditError, BenchmarkCrash, InfrastructureError
 from verimut.core.forms import FormFacts
 from verimut.core.run import Action, Run, Step
@@ -166,6 +167,7 @@ class Remote:
         # At exit the worker is let go by the end of its input, so that it closes what it started (a browser and
         # its driver) rather than dying by the parent-death signal and leaving them to fail on a closed pipe.
         atexit.register(_end_worker, weakref.ref(self), self._proc)
+        at_child_exit(partial(_end_worker, weakref.ref(self), self._proc))  # a forked child runs no atexit hook
         line = self._read_line()
         if line is None:
             raise AuditError(f"the benchmark worker `{' '.join(self.command)}` exited before it was ready")
