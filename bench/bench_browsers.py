@@ -41,12 +41,15 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         description=__doc__.split("\n\n", 1)[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
     p.add_argument("bench", help="miniwob, miniwob-gym or workarena")
-    p.add_argument("args", nargs="*", help="after --: more arguments of `verimut audit` (--stand-in, --task ...)")
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="N (default: the cores)")
     p.add_argument("--repeat", type=int, default=1, help="pairs of runs (default 1: a default audit is long)")
     p.add_argument("--keep", type=Path, default=None, help="keep each arm's output directory under this one")
     p.add_argument("--json", type=Path, default=None)
-    return p.parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    cut = argv.index("--") if "--" in argv else len(argv)
+    a = p.parse_args(argv[:cut])
+    a.args = argv[cut + 1 :]  # after --: more arguments of `verimut audit` (--stand-in, --task ...)
+    return a
 
 
 def outcomes(out: Path) -> dict[str, str]:
