@@ -138,6 +138,26 @@ def _touches_outside(d: oracle.CollectionDiff, e: oracle.CollectionDiff) -> bool
     return False
 
 
+def apart(change: Sequence[oracle.CollectionDiff], effect: Sequence[oracle.CollectionDiff]) -> bool:
+    """Whether `change` (from the reference end) leaves every record the effect touches as the reference left it:
+    the task's own effect still done, beside whatever else changed. A page write that ends the task's episode
+    (click-widget: another radio button clicked first) leaves the task's own clicks undone: not apart."""
+    by_name = {d.collection: d for d in effect}
+    for d in change:
+        e = by_name.get(d.collection)
+        if e is None:
+            continue
+        if not e.added and not e.removed and not e.changed:
+            continue
+        if _keys(d) & _keys(e) or (not _keys(d) and not _keys(e)):
+            return False
+    return True
+
+
+def _keys(d: oracle.CollectionDiff) -> set[Any]:
+    return {x["key"] for x in (*d.added, *d.removed) if oracle.is_keyed_item(x)} | {c.key for c in d.changed}
+
+
 def _record(item: Any) -> Any:
     return item["record"] if oracle.is_keyed_item(item) else item
 
@@ -231,7 +251,8 @@ def page_trial(
     start: Any = None,
 ) -> tuple[list[OutOfScope], int]:
     """Try the page's own writes, each inserted before the task's first interaction (`before`) in a replay of the
-    run from reset; keep those whose end differs from the reference end outside the task's effect.
+    run from reset; keep those whose end differs from the reference end outside the task's effect and nowhere
+    inside it (`apart`: the task's own interactions still done, not cut short by the write).
 
     Bounded as `trial` is (per tool, until one is kept). A write that fails on the page (its element hidden by then)
     or leaves the end as the reference's is dropped; so is one after which the run itself fails.
@@ -245,5 +266,6 @@ def page_trial(
         actions.insert(at, c.action)
         done = replay(bench, task, run.replace_actions(actions))
         if done.failed_at is None:
-            kept += _kept(c, oracle.compare(reference_end, done.end, ignore, base=start), effect)
+            change = oracle.compare(reference_end, done.end, ignore, base=start)
+            kept += _kept(c, change, effect) if apart(change, effect) else []
     return kept, executed
