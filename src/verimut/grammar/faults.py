@@ -448,8 +448,8 @@ def extra_oos(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
         if not ctx.out_of_scope_tried:
             return Refusal("the page has no element the task never mentions that the adapter can write")
         return Refusal(
-            f"no element of the page the task never mentions changes anything outside this task's effect"
-            f" ({ctx.out_of_scope_tried} tried)"
+            f"no element of the page the task never mentions changes anything outside this task's effect, with the"
+            f" effect still done ({ctx.out_of_scope_tried} tried)"
         )
     if not ctx.out_of_scope:
         if not ctx.out_of_scope_tried:
