@@ -46,10 +46,11 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"
 
 def form_classes() -> dict[str, Any]:
     """WorkArena's form templates by name ("incident"), from its registry: `create-<name>` L1 tasks."""
+    l1 = set(wa.workarena_tasks_l1)
     found = {}
-    for cls in wa.workarena_tasks_l1:
+    for cls in wa.ATOMIC_TASKS:
         tid = cls.get_task_id()
-        if ".create-" in tid and hasattr(cls, "all_configs"):
+        if tid in l1 and ".create-" in tid and hasattr(cls, "all_configs"):
             found[tid.split(".create-")[1].replace("-", "_")] = cls
     return found
 
@@ -124,7 +125,8 @@ def main() -> None:
                 context = browser.new_context(viewport={"width": 1280, "height": 720})
                 page = context.new_page()
                 goal, _ = task.setup(page=page)
-                page.wait_for_timeout(1500)
+                page.wait_for_timeout(2000)  # WorkArena's page scripts (submit hook, field monitor) settle
+                task._get_fields(page)  # as its cheat() does first: validate() names fields by these labels
                 errors, verdicts = [], []
                 for x in actions:
                     e = do(task, page, x)
