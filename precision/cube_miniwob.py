@@ -85,7 +85,10 @@ PAGE_JS = """() => {
     return [l ? l.textContent.trim() : (e.id || e.className || e.tagName), e.type === 'checkbox' || e.type === 'radio'
       ? e.checked : e.value];
   });
-  return {inputs: inputs, text: area.innerText.replace(/\\s+/g, ' ').slice(0, 600)};
+  const starred = Array.from(document.querySelectorAll('#main > .email-thread')).filter((t) => {
+    const s = t.querySelector('.star'); return s && s.classList.contains('clicked');
+  }).map((t) => t.querySelector('.email-sender').textContent.trim());
+  return {inputs: inputs, starred: starred, text: area.innerText.replace(/\\s+/g, ' ').slice(0, 600)};
 }"""
 
 
@@ -94,11 +97,17 @@ def main() -> None:
     p.add_argument("audit", type=Path)
     p.add_argument("--seed", type=int, default=30)
     p.add_argument("--sample", type=int, default=4, help="false accepts sampled per MiniWoB++ task (default 4)")
+    p.add_argument("--family", default=None, help="only this family's false accepts (extra-oos); default: all")
+    p.add_argument("--out", type=Path, default=None, help="default AUDIT/precision-miniwob.json")
     a = p.parse_args()
     manifest = json.loads((a.audit / "manifest.json").read_text())
     cells = {c["cell_id"]: c for c in manifest["cells"]}
     rows = [json.loads(line) for line in (a.audit / "cells.jsonl").read_text().splitlines()]
-    fas = sorted(r["cell_id"] for r in rows if r["outcome"] == "false_accept")
+    fas = sorted(
+        r["cell_id"]
+        for r in rows
+        if r["outcome"] == "false_accept" and (a.family is None or f":{a.family}:" in r["cell_id"] + ":")
+    )
     by_task: dict[str, list[str]] = {}
     for f in fas:
         by_task.setdefault(f.split("/")[0], []).append(f)
@@ -118,6 +127,12 @@ def main() -> None:
             if page is None:
                 page = Seeded(metadata=c.metadata, tool_config=c.tool_config, base_url=c.base_url)
             page.metadata, page.seed = c.metadata, int(seed)
+            # The task's reference run first (the run every cell is an edit of), for what its page shows at the end.
+            page.reset()
+            for x in manifest["tasks"][cell["task"]]["reference"]["actions"]:
+                act(page, x)
+            reference_reward, _ = page.evaluate()
+            reference_page = page.tool.page.evaluate(PAGE_JS)
             _, info = page.reset()
             errors = [e for e in (act(page, x) for x in cell["run"]["actions"]) if e is not None]
             reward, wob = page.evaluate()
@@ -132,6 +147,8 @@ def main() -> None:
                     "reward": reward,
                     "raw_reward": wob.get("raw_reward"),
                     "page": page.tool.page.evaluate(PAGE_JS),
+                    "reference_reward": reference_reward,
+                    "reference_page": reference_page,
                     "verdict": None,  # a person's: "holds" or "disputed", with the reason, written by hand
                 }
             )
@@ -139,7 +156,7 @@ def main() -> None:
         if page is not None:
             page.tool.close()
     report = {"audit": str(a.audit), "seed": a.seed, "false_accepts": len(fas), "sampled": out}
-    (a.audit / "precision-miniwob.json").write_text(json.dumps(report, indent=1))
+    (a.out or a.audit / "precision-miniwob.json").write_text(json.dumps(report, indent=1))
 
 
 if __name__ == "__main__":

@@ -80,6 +80,11 @@ class Bench:
     def idle_writes(self, task):
         return [0] if task == "t/inject" else []
 
+    def page_writes(self, task, run):
+        # An item the task never names: another task's text (a page's own element, in a browser benchmark).
+        named = {a["args"].get("text") for a in run["actions"]}
+        return [{"name": "add_item", "args": {"text": t}} for t in TASKS.values() if t not in named][:1]
+
     def patch(self, episode, path, value):
         target = episode
         for key in path[:-1]:

@@ -202,3 +202,38 @@ def test_write_edits_change_writes_by_exactly_the_stated_amount(rc):
     extras = FAMILIES["extra"](run, ctx)
     assert isinstance(extras, list) and len(extras) == n_writes
     assert all(len(e.run.actions) == len(run.actions) + 1 for e in extras)
+
+
+def _page_ctx(writes: tuple[bool, ...], kept: tuple[faults.OutOfScope, ...], tried: int) -> FaultContext:
+    n = len(writes)
+    return FaultContext(
+        writes, ("",) * n, "Select ab and click Submit.", ValueIndex({}, {}), (None,) * n,
+        out_of_scope=kept, out_of_scope_tried=tried, on_page=True,
+    )  # fmt: skip
+
+
+def test_extra_oos_makes_a_page_write_before_and_after_the_tasks_interactions():
+    """issue 41, item 4: an element of the task's own page (`page_writes`), before the first write and after the
+    last, before the claim; none after a run that ends at a write (its page's episode is over there)."""
+    other = Action("check", {"label": "cd"})
+    kept = (faults.OutOfScope("click-checkboxes/1", faults.ON_PAGE, other, ("fields",), "fields (1 changed)"),)
+    run = Run((Action("check", {"label": "ab"}), Action("submit", {"button": "Submit"})))
+    edits = faults.extra_oos(run, _page_ctx((True, False), kept, 1))
+    assert isinstance(edits, list)
+    by = {e.variant: e for e in edits}
+    assert set(by) == {"check@fields/before", "check@fields/after"}
+    assert by["check@fields/before"].run.actions == (other, *run.actions)
+    assert by["check@fields/after"].run.actions == (run.actions[0], other, run.actions[1])
+    assert "an element of the page the task never mentions" in by["check@fields/after"].note
+    ends_at_write = Run((Action("click", {"css": ".email-thread"}), Action("click", {"css": "#email .trash"})))
+    only = faults.extra_oos(ends_at_write, _page_ctx((True, True), kept, 1))
+    assert isinstance(only, list) and [e.variant for e in only] == ["check@fields/before"]
+
+
+def test_extra_oos_on_a_page_says_why_it_found_nothing():
+    run = Run((Action("check", {"label": "ab"}), Action("submit", {"button": "Submit"})))
+    assert faults.extra_oos(run, _page_ctx((True, False), (), 0)) == Refusal(
+        "the page has no element the task never mentions that the adapter can write"
+    )
+    refused = faults.extra_oos(run, _page_ctx((True, False), (), 2))
+    assert isinstance(refused, Refusal) and "(2 tried)" in refused.reason

@@ -21,13 +21,14 @@ import select
 import subprocess
 import weakref
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
 from verimut.core.benchmark import CAPABILITIES, Verdict
-from verimut.core.children import die_with_parent
+from verimut.core.children import at_child_exit, die_with_parent
 from verimut.core.errors import AuditError, BenchmarkCrash, InfrastructureError
 from verimut.core.forms import FormFacts
 from verimut.core.run import Action, Run, Step
@@ -118,6 +119,9 @@ class Remote:
         self.reads_trace: Callable[[str], bool] | None = self._reads_trace if "reads_trace" in has else None
         self.idle_writes: Callable[[str], Sequence[int]] | None = self._idle_writes if "idle_writes" in has else None
         self.patch: Callable[[Handle, Sequence[str], Any], None] | None = self._patch if "patch" in has else None
+        self.page_writes: Callable[[str, Run], Sequence[Action]] | None = (
+            self._page_writes if "page_writes" in has else None
+        )
         self._attributes(hello.get("attributes") or {})
 
     def _attributes(self, given: Mapping[str, Any]) -> None:
@@ -164,6 +168,7 @@ class Remote:
         # At exit the worker is let go by the end of its input, so that it closes what it started (a browser and
         # its driver) rather than dying by the parent-death signal and leaving them to fail on a closed pipe.
         atexit.register(_end_worker, weakref.ref(self), self._proc)
+        at_child_exit(partial(_end_worker, weakref.ref(self), self._proc))  # a forked child runs no atexit hook
         line = self._read_line()
         if line is None:
             raise AuditError(f"the benchmark worker `{' '.join(self.command)}` exited before it was ready")
@@ -322,6 +327,9 @@ class Remote:
 
     def _patch(self, episode: Handle, path: Sequence[str], value: Any) -> None:
         self._call("patch", episode=self._handle(episode), path=list(path), value=value)
+
+    def _page_writes(self, task: str, run: Run) -> list[Action]:
+        return msgspec.convert(self._call("page_writes", task=task, run=msgspec.to_builtins(run)), list[Action])
 
 
 def _died(reason: str, code: int | None) -> BenchmarkCrash:

@@ -61,6 +61,7 @@ CAPABILITIES = (
     "reads_trace",
     "idle_writes",
     "patch",
+    "page_writes",
 )
 # The optional attributes verimut reads (the other fields of verimut.core.benchmark.Adapter), announced with
 # their values.
@@ -165,6 +166,8 @@ class Server:
         if method == "patch":
             a.patch(self._episode(p["episode"]), list(p["path"]), p["value"])
             return None
+        if method == "page_writes":
+            return list(a.page_writes(p["task"], p["run"]))
         raise ValueError(f"unknown method {method!r}")
 
 

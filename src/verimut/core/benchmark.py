@@ -173,6 +173,18 @@ class IdleWrites(Protocol):
     def idle_writes(self, task: str) -> Sequence[int]: ...
 
 
+class PageWrites(Protocol):
+    """Optional: writes on a task's own page that neither its instruction nor its run names (another email's star,
+    a checkbox outside the requested set, another field), read off the page at the task's start.
+
+    Where a task is one page (MiniWoB++), another task's writes name elements that page does not have; these are
+    the out-of-scope writes the `extra-oos` family tries instead (grammar/oos.py `page_trial`), before and after the
+    task's own interactions.
+    """
+
+    def page_writes(self, task: str, run: Run) -> Sequence[Action]: ...
+
+
 class Patches(Protocol):
     """Optional: set one value of a live episode, at a path of its snapshot (dict keys and list indices).
 
@@ -234,6 +246,7 @@ class Adapter:
     reads_trace: Callable[[str], bool] | None = None
     idle_writes: Callable[[str], Sequence[int]] | None = None
     patch: Callable[[Any, Sequence[str], Any], None] | None = None
+    page_writes: Callable[[str, Run], Sequence[Action]] | None = None
     grammar: str = "api"
     concurrency: int | None = None
     markers: frozenset[str] = frozenset()
@@ -312,6 +325,7 @@ CAPABILITIES = (
     "reads_trace",
     "idle_writes",
     "patch",
+    "page_writes",
 )
 USER = "user"  # the kind of every task of an adapter without `kind`
 
@@ -404,6 +418,7 @@ __all__ = [
     "FormFacts",
     "Kinds",
     "Locates",
+    "PageWrites",
     "Patches",
     "ReadsTrace",
     "Run",

@@ -23,7 +23,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import NoReturn
 
@@ -142,9 +142,23 @@ def quiet_child(parent: int) -> None:
     signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPS)
 
 
+_AT_CHILD_EXIT: list[Callable[[], None]] = []
+
+
+def at_child_exit(fn: Callable[[], None]) -> None:
+    """Call `fn` when a forked child ends by `child_exit`, where atexit hooks do not run: a benchmark worker the
+    child started (adapters/remote.py) is then let go by the end of its input and closes its browser, rather than
+    die with the child and leave the browser's driver to fail on a closed pipe. `fn` must do nothing in a process
+    that did not start what it releases (a child inherits its parent's list)."""
+    _AT_CHILD_EXIT.append(fn)
+
+
 def child_exit(code: int) -> NoReturn:
     """End a forked child with `code` without joining its threads (as multiprocessing would, before it exits):
     a verifier's leaked non-daemon thread would keep the worker alive until its parent killed it."""
+    for fn in _AT_CHILD_EXIT:
+        with contextlib.suppress(Exception):  # ending anyway
+            fn()
     _flush()
     os._exit(code)
 

@@ -179,6 +179,10 @@ def _out_of_scope(
         return (), 0
     run = refs.runs[task]
     effect = oracle.compare(refs.starts[task], refs.ends[task], ignore, base=refs.starts[task])
+    if bench.page_writes is not None:  # a task is one page: its own elements, not other tasks' writes (oos.py)
+        page = oos.on_page(task, bench.page_writes(task, run))
+        kept, tried = oos.page_trial(bench, task, run, page, effect, refs.ends[task], ignore, refs.starts[task])
+        return tuple(kept), tried
     kept, tried = oos.trial(
         bench, task, run, oos.candidates(task, run, lib), effect, refs.ends[task], ignore, refs.starts[task]
     )
@@ -232,6 +236,7 @@ def _fault_cells(
         form=form,
         out_of_scope=out_of_scope,
         out_of_scope_tried=tried,
+        on_page=bench.page_writes is not None,
         repeat_raises=tuple(i in raises for i in range(len(run.actions))),
         reads=tuple(bench.is_read(a) for a in run.actions),
         other_reads=borrowed,

@@ -59,6 +59,22 @@ class OutOfScope(msgspec.Struct, frozen=True):
     changes: str  # per collection, e.g. "bank_account.transactions: 1 added"
 
 
+# The source_action of a write read off the task's own page (`page_writes`), not taken from a run.
+ON_PAGE = -1
+
+
+def before(writes: Sequence[bool]) -> int:
+    """Where a page write goes before the task's interactions: before its first write (0 when it has none)."""
+    return next((i for i, w in enumerate(writes) if w), 0)
+
+
+def after(writes: Sequence[bool]) -> int | None:
+    """Where it goes after them: right after the last write, when something (the claim) follows it; None when the
+    run ends at a write (an email deleted: the page's episode ends there, and nothing after it is done)."""
+    last = max((i for i, w in enumerate(writes) if w), default=None)
+    return None if last is None or last == len(writes) - 1 else last + 1
+
+
 class Borrowed(msgspec.Struct, frozen=True):
     """A read of another task of the suite, to insert into this task's run (alt-reads)."""
 
@@ -81,6 +97,8 @@ class FaultContext(msgspec.Struct, frozen=True):
     # candidates it tried: 0 when no other task of the suite has a write (or extra-oos is not run).
     out_of_scope: tuple[OutOfScope, ...] = ()
     out_of_scope_tried: int = 0
+    # The out-of-scope writes were read off the task's own page (the adapter's `page_writes`), not other tasks' runs.
+    on_page: bool = False
     # Per action: True for a write whose second call raised in the census (it cannot be repeated).
     repeat_raises: tuple[bool, ...] = ()
     # Per action: True for a read (not a write, not a structural marker such as BFCL's turn
@@ -426,8 +444,17 @@ def extra_oos(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
     """Append another task's write that changes something outside this task's effect.
 
     One variant per (tool, first collection it changes), the first candidate in the builder's
-    order winning, so the count stays bounded whatever the size of the suite.
+    order winning, so the count stays bounded whatever the size of the suite. A write read off the task's own page
+    (`page_writes`: an element the task never mentions) is made before the task's first interaction (variant
+    `.../before`) and after its last, before its claim (`.../after`; none when the run ends at a write).
     """
+    if not ctx.out_of_scope and ctx.on_page:
+        if not ctx.out_of_scope_tried:
+            return Refusal("the page has no element the task never mentions that the adapter can write")
+        return Refusal(
+            f"no element of the page the task never mentions changes anything outside this task's effect, with the"
+            f" effect still done ({ctx.out_of_scope_tried} tried)"
+        )
     if not ctx.out_of_scope:
         if not ctx.out_of_scope_tried:
             return Refusal("no other task in the suite has a write (other than this run's own)")
@@ -439,22 +466,48 @@ def extra_oos(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
     for c in ctx.out_of_scope:
         # The collection as the state names it (an assigned-key collection's new records are apart in diffs).
         variant = f"{c.action.name}@{c.touches[0].removesuffix(NEW)}"
+        if c.source_action == ON_PAGE:
+            edits.update(_on_page(run, ctx, c, variant, edits))
+            continue
         if variant in edits:
             continue
         edits[variant] = Edit(
             variant,
             run.replace_actions([*run.actions, c.action]),
             f"appended {c.source_task}'s #{c.source_action} {c.action.describe()}: changes {c.changes}",
-            {
-                "source_task": c.source_task,
-                "source_action": c.source_action,
-                "tool": c.action.name,
-                "collection": c.touches[0],
-                "touches": list(c.touches),
-                "tried": ctx.out_of_scope_tried,
-            },
+            _oos_detail(c, ctx),
         )
     return list(edits.values())
+
+
+def _oos_detail(c: OutOfScope, ctx: FaultContext) -> dict[str, Any]:
+    return {
+        "source_task": c.source_task,
+        "source_action": c.source_action,
+        "tool": c.action.name,
+        "collection": c.touches[0],
+        "touches": list(c.touches),
+        "tried": ctx.out_of_scope_tried,
+    }
+
+
+def _on_page(run: Run, ctx: FaultContext, c: OutOfScope, variant: str, made: dict[str, Edit]) -> dict[str, Edit]:
+    """A page write the task never mentions, before the task's interactions and after them (extra_oos)."""
+    found: dict[str, Edit] = {}
+    for where, at in (("before", before(ctx.writes)), ("after", after(ctx.writes))):
+        name = f"{variant}/{where}"
+        if at is None or name in made:
+            continue
+        actions = list(run.actions)
+        actions.insert(at, c.action)
+        found[name] = Edit(
+            name,
+            run.replace_actions(actions),
+            f"inserted {c.action.describe()} (an element of the page the task never mentions) {where} the task's "
+            f"interactions, at #{at}: changes {c.changes}",
+            {**_oos_detail(c, ctx), "position": at, "on_page": where},
+        )
+    return found
 
 
 # --- alternative runs: correct runs by another route (role ALTERNATIVE) ------------------------

@@ -4,8 +4,12 @@ The library is every distinct write of the suite's reference runs: calls the ben
 accepts, with arguments that make sense in that world. For one task, each write it does not make
 itself is executed on its reference end state (a fork of it when the adapter forks, else a replay
 from reset), and kept when the end-state diff touches something the reference run does not change.
-The pure parts (`suite_of`, `library`, `outside`) are separate from the one function that drives
-the benchmark (`trial`).
+The pure parts (`suite_of`, `library`, `outside`) are separate from the functions that drive
+the benchmark (`trial`, `page_trial`).
+
+Where a task is one page (MiniWoB++: another task's writes name elements this page does not have, and the page's
+episode ends at the task's submit, so nothing appended after the run is done), the adapter reads the page's own
+writes the task never mentions (`page_writes`), and `page_trial` tries each before the task's first interaction.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import msgspec
 from verimut.core.benchmark import Adapter
 from verimut.core.replay import replay
 from verimut.core.run import Action, Run
-from verimut.grammar.faults import OutOfScope
+from verimut.grammar.faults import ON_PAGE, OutOfScope, before
 from verimut.oracle import state as oracle
 
 
@@ -30,6 +34,11 @@ class Candidate(msgspec.Struct, frozen=True):
 
 # Candidates tried per tool and task before the tool is given up (when none of them is kept).
 TRIES_PER_TOOL = 3
+
+
+def on_page(task: str, actions: Iterable[Action]) -> list[Candidate]:
+    """The page's own writes as candidates, in the adapter's order (source: the task itself, at ON_PAGE)."""
+    return [Candidate(task, ON_PAGE, a) for a in actions]
 
 
 def suite_of(task: str) -> str:
@@ -129,8 +138,57 @@ def _touches_outside(d: oracle.CollectionDiff, e: oracle.CollectionDiff) -> bool
     return False
 
 
+def apart(change: Sequence[oracle.CollectionDiff], effect: Sequence[oracle.CollectionDiff]) -> bool:
+    """Whether `change` (from the reference end) leaves every record the effect touches as the reference left it:
+    the task's own effect still done, beside whatever else changed. A page write that ends the task's episode
+    (click-widget: another radio button clicked first) leaves the task's own clicks undone: not apart."""
+    by_name = {d.collection: d for d in effect}
+    for d in change:
+        e = by_name.get(d.collection)
+        if e is None:
+            continue
+        if not e.added and not e.removed and not e.changed:
+            continue
+        if _keys(d) & _keys(e) or (not _keys(d) and not _keys(e)):
+            return False
+    return True
+
+
+def _keys(d: oracle.CollectionDiff) -> set[Any]:
+    return {x["key"] for x in (*d.added, *d.removed) if oracle.is_keyed_item(x)} | {c.key for c in d.changed}
+
+
 def _record(item: Any) -> Any:
     return item["record"] if oracle.is_keyed_item(item) else item
+
+
+def _bounded(tried: Iterable[Candidate], kept: list[OutOfScope]) -> Iterable[Candidate]:
+    """The candidates to try, in order: per tool, until one of its is kept, at most TRIES_PER_TOOL of them."""
+    tries: dict[str, int] = {}
+    for c in tried:
+        tool = c.action.name
+        if tries.get(tool, 0) >= TRIES_PER_TOOL or any(k.action.name == tool for k in kept):
+            continue
+        tries[tool] = tries.get(tool, 0) + 1
+        yield c
+
+
+def _kept(
+    c: Candidate, change: Sequence[oracle.CollectionDiff], effect: Sequence[oracle.CollectionDiff]
+) -> list[OutOfScope]:
+    """The candidate as an out-of-scope write, when what it changed lies outside the task's effect."""
+    if not (change and outside(change, effect)):
+        return []
+    touches = tuple(d.collection for d in change)
+    return [
+        OutOfScope(
+            c.source_task,
+            c.source_action,
+            c.action,
+            touches,
+            "; ".join(f"{d.collection} ({d.counts()})" for d in change),
+        )
+    ]
 
 
 def trial(
@@ -158,18 +216,13 @@ def trial(
     """
     kept: list[OutOfScope] = []
     executed = 0
-    tries: dict[str, int] = {}
     base = None
     if bench.fork is not None:
         first = replay(bench, task, run)
         if first.failed_at is not None:
             return kept, executed
         base = first.episode
-    for c in tried:
-        tool = c.action.name
-        if tries.get(tool, 0) >= TRIES_PER_TOOL or any(k.action.name == tool for k in kept):
-            continue
-        tries[tool] = tries.get(tool, 0) + 1
+    for c in _bounded(tried, kept):
         executed += 1
         if bench.fork is not None:
             episode = bench.fork(base)
@@ -183,15 +236,36 @@ def trial(
         except Exception:  # noqa: BLE001  (a call the benchmark refuses in this world is no candidate)
             step = None
         if step is not None and step.error is None:
-            change = oracle.compare(reference_end, bench.snapshot(episode), ignore, base=start)
-            if change and outside(change, effect):
-                kept.append(
-                    OutOfScope(
-                        c.source_task,
-                        c.source_action,
-                        c.action,
-                        tuple(d.collection for d in change),
-                        "; ".join(f"{d.collection} ({d.counts()})" for d in change),
-                    )
-                )
+            kept += _kept(c, oracle.compare(reference_end, bench.snapshot(episode), ignore, base=start), effect)
+    return kept, executed
+
+
+def page_trial(
+    bench: Adapter,
+    task: str,
+    run: Run,
+    tried: Iterable[Candidate],
+    effect: Sequence[oracle.CollectionDiff],
+    reference_end: Any,
+    ignore: Sequence[str],
+    start: Any = None,
+) -> tuple[list[OutOfScope], int]:
+    """Try the page's own writes, each inserted before the task's first interaction (`before`) in a replay of the
+    run from reset; keep those whose end differs from the reference end outside the task's effect and nowhere
+    inside it (`apart`: the task's own interactions still done, not cut short by the write).
+
+    Bounded as `trial` is (per tool, until one is kept). A write that fails on the page (its element hidden by then)
+    or leaves the end as the reference's is dropped; so is one after which the run itself fails.
+    """
+    kept: list[OutOfScope] = []
+    executed = 0
+    at = before([bench.is_write(a) for a in run.actions])
+    for c in _bounded(tried, kept):
+        executed += 1
+        actions = list(run.actions)
+        actions.insert(at, c.action)
+        done = replay(bench, task, run.replace_actions(actions))
+        if done.failed_at is None:
+            change = oracle.compare(reference_end, done.end, ignore, base=start)
+            kept += _kept(c, change, effect) if apart(change, effect) else []
     return kept, executed

@@ -37,9 +37,49 @@ def rows(out: Path) -> dict[str, dict[str, Any]]:
 def audit(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("miniwob") / "audit"
     args = [a for t in TASKS for a in ("--task", t)]
-    result = verimut("audit", "miniwob", *args, "--out", str(out), "-q")
+    result = verimut("audit", "miniwob", *args, "--workers", "2", "--out", str(out), "-q")
     assert result.returncode == 1, result.stdout + result.stderr  # confirmed false accepts
     return out
+
+
+def test_two_browser_workers_give_the_ledger_of_one(audit, tmp_path):
+    """issue 44, item 2: the audit above ran on two worker processes, each with its own browser and the cube's own
+    server, the manifest's replays and censuses as its cells; one worker, one browser gives every cell the same
+    outcome (and the same manifest: the same cells, the same reference runs)."""
+    one = tmp_path / "one"
+    args = [a for t in TASKS for a in ("--task", t)]
+    result = verimut("audit", "miniwob", *args, "--workers", "1", "--out", str(one), "-q")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert {c: r["outcome"] for c, r in rows(one).items()} == {c: r["outcome"] for c, r in rows(audit).items()}
+    hashes = {json.loads((d / "manifest.json").read_text())["content_hash"] for d in (one, audit)}
+    assert len(hashes) == 1
+
+
+def test_an_out_of_scope_write_is_an_element_of_the_page_the_task_never_mentions(audit, bench):
+    """issue 41, item 4: extra-oos checks a box of the page outside the requested set, before the task's clicks
+    and after them (before its Submit); the cube's binarized reward accepts both. enter-text's page has no other
+    element, and choose-list's one list is the task's own: refused, saying so."""
+    r = rows(audit)
+    manifest = json.loads((audit / "manifest.json").read_text())
+    instruction = bench.instruction("click-checkboxes/3")
+    cells = {c["cell_id"]: c for c in manifest["cells"]}
+    oos = {c: x for c, x in r.items() if c.startswith("click-checkboxes/3:extra-oos:")}
+    assert set(oos) == {
+        "click-checkboxes/3:extra-oos:check@fields/before",
+        "click-checkboxes/3:extra-oos:check@fields/after",
+    }
+    reference = manifest["tasks"]["click-checkboxes/3"]["reference"]["actions"]
+    asked = {a["args"]["label"] for a in reference if a["name"] == "check"}
+    for cell_id, row in oos.items():
+        assert row["outcome"] == "false_accept", row
+        run = cells[cell_id]["run"]["actions"]
+        [added] = [a for a in run if a not in reference]
+        assert added["name"] == "check" and added["args"]["label"] not in asked
+        assert added["args"]["label"] not in instruction
+        where = run.index(added)
+        assert where == (0 if cell_id.endswith("/before") else len(run) - 2)  # before the first check, or the Submit
+    assert r["enter-text/1:extra-oos"]["outcome"] == "refused"
+    assert "the page has no element the task never mentions" in r["enter-text/1:extra-oos"]["reason"]
 
 
 @pytest.fixture(scope="module")

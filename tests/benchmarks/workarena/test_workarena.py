@@ -162,3 +162,23 @@ def test_configs_can_be_chosen_and_bad_ones_are_named():
 def test_the_install_script_installs_chromium_through_the_repo_step():
     script = (ROOT / "scripts" / "install-workarena.sh").read_text()
     assert "scripts/install-chromium.sh" in script and "workarena" in script
+
+
+def test_the_stand_in_runs_on_every_core_and_a_live_instance_one_cell_at_a_time(stand_in):
+    """issue 44, item 2: the stand-in's cells and manifest run on `--workers` processes, a browser each; a live
+    instance is shared state, one cell at a time. (The audit above ran on two workers.)"""
+    assert resolve(wa.WorkArena(stand_in.url, standin.ADMIN, stand_in=True)).concurrency is None
+    assert resolve(wa.WorkArena(stand_in.url, standin.ADMIN)).concurrency == 1
+
+
+def test_a_browser_that_crashed_is_started_again_at_the_next_episode(stand_in):
+    bench = wa.WorkArena(stand_in.url, standin.ADMIN, stand_in=True)
+    try:
+        first = bench.reset(TASKS[0])
+        crashed = bench._browser
+        crashed.close()  # as a crash leaves it: disconnected under the live episode
+        second = bench.reset(TASKS[0])
+        assert bench._browser is not crashed and bench._browser.is_connected()
+        assert second.page is not first.page and bench.verify(second, bench.reference(TASKS[0], second)) is not None
+    finally:
+        bench.close_all()

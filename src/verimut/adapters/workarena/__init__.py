@@ -38,8 +38,10 @@ The end state is an independent Table API readback, before the validator runs: e
 form's table created by the episode's user (raw stored values, the form's fields). Each episode is
 torn down (the task's own teardown, then whatever the readback still finds, then the user) when the
 next one starts, after its own verdict, when verimut releases it (`close`), or when the process exits.
-One episode is live at a time, and the adapter asks for one cell at a time (`concurrency = 1`): a live
-instance is shared state.
+One episode is live at a time in a process. On a live instance the adapter asks for one cell at a time
+(`concurrency = 1`): the instance is shared state. The stand-in asks for none: each worker process (the manifest's
+and the scorer's) starts its own Chromium, and each episode its own user, whose records are all its readback
+reads, so cells on the cores are as apart as cells one after another (issue 44).
 """
 
 from __future__ import annotations
@@ -200,7 +202,7 @@ class WorkArena:
     episode_type = Episode  # for catalog.py, which cannot import this module back
     telemetry: Sequence[str] = ()
     grammar = "form"  # audited with the form fault families (faults.py)
-    concurrency = 1  # cells one at a time: the instance is shared state
+    concurrency: int | None = 1  # cells one at a time on a live instance (shared state); the stand-in: None
     # The swap grid grades once after the run: under per-step validation the run's own validator
     # decides when its episode ends, so another task's validator cannot be put in its place.
     swap_suites = ("once-after-submit",)
@@ -221,6 +223,8 @@ class WorkArena:
         from browsergym.workarena.instance import SNowInstance  # type: ignore[import-untyped]
 
         self.stand_in = stand_in
+        if stand_in:
+            self.concurrency = None  # a browser per worker process, a user per episode (the module's docstring)
         self.version = f"{VERSION}-stand-in" if stand_in else VERSION
         self.instance = SNowInstance(snow_url=url, snow_credentials=credentials)
         self.configs = _configs(configs)
@@ -289,10 +293,17 @@ class WorkArena:
 
     # -- the browser ---------------------------------------------------------------------------------
     def _ensure_browser(self) -> Any:
-        if self._pid != os.getpid():  # first use in this process (a forked pool worker starts its own)
+        # First use in this process (a forked pool worker starts its own), or the browser crashed under the last
+        # episode (that cell is recorded as its error; the next starts a new browser).
+        if self._pid != os.getpid() or not self._browser.is_connected():
             from playwright.sync_api import sync_playwright
 
-            self._live = None  # the parent's episode is the parent's to tear down
+            if self._pid == os.getpid():  # crashed: its driver is this process's, and one runs per thread
+                try:
+                    self._playwright.stop()
+                except Exception as e:  # noqa: BLE001  (a driver already gone has nothing left to stop)
+                    log.debug("stopping the driver of a crashed browser: %s", e)
+            self._live = None  # the parent's episode is the parent's to tear down (a crashed one is gone)
             self._playwright = sync_playwright().start()
             self._browser = self._playwright.chromium.launch(
                 executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS

@@ -41,7 +41,18 @@ from cube_browser_tool import PlaywrightConfig
 from miniwob.fields import get_field_extractor
 from miniwob_cube import MiniWobBenchmarkConfig, MiniWobTask
 from miniwob_cube.task import _build_setup_js, _parse_setup_result
-from miniwob_page import PRELOAD_JS, STATE_JS, TARGET, TARGET_JS, UNMARK_JS, WATCH_JS, is_claim, problem
+from miniwob_page import (
+    OTHER_TEXT,
+    PAGE_WRITES_JS,
+    PRELOAD_JS,
+    STATE_JS,
+    TARGET,
+    TARGET_JS,
+    UNMARK_JS,
+    WATCH_JS,
+    is_claim,
+    problem,
+)
 from miniwob_solvers import SOLVERS, STATES, Instruction
 
 CHROMIUM = "/usr/bin/chromium"
@@ -114,7 +125,9 @@ class Episode:
 class MiniWobCube:
     name = "miniwob"
     telemetry = ("wob",)  # the task's own reward variables: what the verifier reads, not the end state
-    concurrency = 1  # one browser per worker process
+    # No `concurrency`: cells run on every core (issue 44). Each verimut worker process starts its own worker here,
+    # with its own browser and its own copy of the cube's http.server, so one page per process is the isolation
+    # a cell had when cells ran one at a time.
     replays_vary = True  # a browser's timing: a click can slip, so a reference end is checked before use
     # What a write acts on: the box "Select DKkQH" names is the target of the check, not a word of the sentence
     # (without this, the pin rule read an unquoted label as a weak pin); a selector or id is a target, never prose.
@@ -209,6 +222,14 @@ class MiniWobCube:
         fields = dict(get_field_extractor(miniwob_task)(episode.goal))
         actions = SOLVERS[miniwob_task](Instruction(miniwob_task, episode.goal, fields, read))
         return {"actions": actions, "answer": ""}
+
+    def page_writes(self, task: str, run: dict[str, Any]) -> list[dict[str, Any]]:
+        """Writes on the task's page at its start on elements neither its instruction nor its run names (another
+        email's star or trash, a checkbox outside the requested set, another field: `miniwob_page.PAGE_WRITES_JS`),
+        for verimut's `extra-oos`. Read by verimut's script, at a fresh reset of the task."""
+        episode = self.reset(task)
+        arg = {"goal": episode.goal, "run": run.get("actions", []), "text": OTHER_TEXT}
+        return list(self._live(episode).tool.evaluate_js(f"() => ({PAGE_WRITES_JS})({json.dumps(arg)})"))
 
     def is_write(self, action: dict[str, Any]) -> bool:
         return not is_claim(action)

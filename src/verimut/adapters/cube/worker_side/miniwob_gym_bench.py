@@ -142,7 +142,7 @@ class Episode:
 class MiniWobGym:
     name = "miniwob-gym"
     telemetry = ("wob",)  # the task's own reward variables: what the verifier reads, not the end state
-    concurrency = 1  # one browser per worker process
+    # No `concurrency`: every verimut worker process starts its own worker here, with its own browser (issue 44).
     replays_vary = True  # a browser's timing: a click can slip, so a reference end is checked before use
     target_args = (
         "label",

@@ -144,6 +144,52 @@ STATE_JS = r"""() => {
 }"""
 
 
+# The page's own writes the task never mentions (`page_writes`, for the `extra-oos` family), read off the task's
+# area at its start, in this order: each checkbox (or unchecked radio button) whose label the instruction does not
+# name and the run does not check; each visible, editable text field the run does not fill (typed: OTHER_TEXT); each
+# select the run does not choose in (an option the instruction does not name, other than the one shown); and, in an
+# inbox, the star and the trash icon of every listed email whose sender the instruction does not name. A search box
+# is left out: text typed there and never searched is no write. Only elements an action can find (a unique label).
+OTHER_TEXT = "verimut"
+PAGE_WRITES_JS = r"""(a) => {
+  const norm = (s) => (s || '').replace(/\s+/g, ' ').trim();
+  const goal = norm(a.goal).toLowerCase();
+  const named = (t) => { const x = norm(t).toLowerCase(); return !x || goal.includes(x); };
+  const area = document.getElementById('area') || document.body;
+  const visible = (e) => Boolean(e.offsetWidth || e.offsetHeight || e.getClientRects().length);
+  const used = (name, key) => a.run.some((x) => x.name === name && Object.values(x.args || {}).includes(key));
+  const out = [];
+  const labels = Array.from(area.querySelectorAll('label')).filter((l) => l.querySelector('input') && visible(l));
+  for (const l of labels) {
+    const t = norm(l.textContent);
+    const box = l.querySelector('input');
+    if (!['checkbox', 'radio'].includes(box.type) || box.disabled || (box.type === 'radio' && box.checked)) continue;
+    if (named(t) || used('check', t) || labels.filter((o) => norm(o.textContent) === t).length !== 1) continue;
+    out.push({name: 'check', args: {label: t}});
+  }
+  const search = (e) => e.type === 'search' || /search/i.test(`${e.id} ${e.className} ${e.placeholder || ''}`);
+  const texts = ['text', 'password', 'email', 'number', 'tel', 'url', 'textarea'];
+  for (const e of Array.from(area.querySelectorAll('input[id], textarea[id]'))) {
+    if (!texts.includes(e.type) || !visible(e) || e.disabled || e.readOnly || search(e)) continue;
+    if (used('fill', e.id) || used('choose', e.id) || goal.includes(a.text)) continue;
+    out.push({name: 'fill', args: {field: e.id, text: a.text}});
+  }
+  for (const e of Array.from(area.querySelectorAll('select[id]'))) {
+    if (!visible(e) || e.disabled || used('choose', e.id)) continue;
+    const other = Array.from(e.options).find((o, i) => i !== e.selectedIndex && norm(o.text) && !named(o.text));
+    if (other) out.push({name: 'choose', args: {field: e.id, option: other.text}});
+  }
+  Array.from(document.querySelectorAll('#main > .email-thread')).forEach((t, n) => {
+    const sender = t.querySelector('.email-sender');
+    if (!sender || named(sender.textContent) || !visible(t)) return;
+    for (const icon of ['star', 'trash']) {
+      if (t.querySelector(`.${icon}`)) out.push({name: 'click', args: {css: `#main > .email-thread:nth-child(${n + 2}) .${icon}`}});
+    }
+  });
+  return out;
+}"""
+
+
 def problem(action: dict[str, Any]) -> str | None:
     """What is wrong with an action's shape before the page is asked, or None."""
     name, args = action.get("name"), action.get("args", {})
