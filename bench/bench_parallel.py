@@ -40,7 +40,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -54,7 +53,7 @@ ROOT = HERE.parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
-from bench_agentdojo import machine
+from harness import machine, median
 
 DEFAULT_JSON = HERE / "out" / "parallel-latest.json"
 VERIMUT = [sys.executable, "-m", "verimut.cli"]
@@ -197,15 +196,6 @@ def executors_once(suite: str, workers: int, forward: bool) -> dict[str, Any]:
     fig["same_ledger"] = ledgers["pool"] == ledgers["ray"]
     fig["ray_over_pool_scoring"] = fig["ray"]["scoring_seconds"] / fig["pool"]["scoring_seconds"]
     return fig
-
-
-def median(runs: list[dict[str, Any]], *path: str) -> float:
-    def get(r: dict[str, Any]) -> float:
-        for k in path:
-            r = r[k]
-        return float(r)  # type: ignore[arg-type]
-
-    return statistics.median(get(r) for r in runs)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
