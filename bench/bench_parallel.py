@@ -237,7 +237,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 continue
             if part == "swap":
                 swaps.append(swap_once(args.workers, forward, not args.no_split, args.baseline_src))
-                print(f"swap repeat {r + 1}: {swaps[-1]['ratio']:.2f}x the floor", file=sys.stderr)
+                said = f"swap repeat {r + 1}: {swaps[-1]['ratio']:.2f}x the floor"
+                if "baseline_ratio" in swaps[-1]:
+                    said += f"; the baseline's {swaps[-1]['baseline_ratio']:.2f}x, same ledger: "
+                    said += str(swaps[-1]["baseline_same_ledger"])
+                print(said, file=sys.stderr)
+                # Every repeat's figures kept as they come (a long run cut short still leaves them).
+                args.json.parent.mkdir(parents=True, exist_ok=True)
+                args.json.with_suffix(".partial.json").write_text(json.dumps({"swap": swaps}, indent=2))
             else:
                 execs.append(executors_once(args.suite, args.workers, forward))
                 print(f"executors repeat {r + 1}: ray/pool {execs[-1]['ray_over_pool_scoring']:.2f}", file=sys.stderr)
