@@ -62,7 +62,7 @@ B. Prefix reuse in the fault arm, over the fault manifest (built once, see above
   `finally`), the scorer's Replayer is a subclass (`FromReset`) whose `replay` replays every
   run afresh from `bench.reset` (the control and the runs that extend the reference included;
   the reference's kept end still serves the comparisons and the reads). Nothing in src/ is
-  changed; the script checks that exactly one Replayer was built under it.
+  changed; the script checks that the Replayers built under it were these.
 
 Per-cell figures divide by the number of fault cells that have a run (`c.run is not None`;
 refused cells have none); the ratio is `fault_on / fault_off`. The two ledgers (cells.jsonl)
@@ -200,7 +200,7 @@ def measure_fault(bench: Any, m: Manifest, reuse: bool) -> tuple[dict[str, Any],
             rows = pipeline.score_all(bench, m, Store(out), InProcess())
             total = time.perf_counter() - began
         if not reuse:
-            assert len(built) == 1, "the reuse-off wrapper did not take"
+            assert built, "the reuse-off wrapper did not take"  # the pipeline may build a Scorer per phase
         ledger = h.read_ledger(out)
     return {"total_s": total, "scorer_sum_s": sum(r.seconds for r in rows.values())}, ledger
 
