@@ -37,23 +37,13 @@ machine facts go to the JSON file (default bench/out/latest.json next to this sc
 
 from __future__ import annotations
 
-import argparse
-import gc
-import importlib.metadata
-import os
-import platform
-import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
-import verimut
-from verimut import adapters
 from verimut import api as audit_mod
 from verimut.core.records import Manifest
 from verimut.engine import pipeline
@@ -61,32 +51,11 @@ from verimut.engine.store import Store
 from verimut.executors.inprocess import InProcess
 from verimut.findings import summary as summary_mod
 
-SUITES = ("workspace", "travel", "banking", "slack")
-DEFAULT_JSON = Path(__file__).resolve().parent / "out" / "latest.json"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import harness as h
 
-def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(
-        description=__doc__.split("\n\n", 1)[0], formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    p.add_argument(
-        "--suite", action="append", choices=SUITES, help="an AgentDojo suite (repeatable; default: all four)"
-    )
-    p.add_argument(
-        "--repeat", type=int, default=1, metavar="N", help="measure N times, alternating the order; report medians"
-    )
-    p.add_argument(
-        "--json",
-        type=Path,
-        default=DEFAULT_JSON,
-        metavar="PATH",
-        help=f"where to write every figure (default {DEFAULT_JSON})",
-    )
-    args = p.parse_args(argv)
-    if args.repeat < 1:
-        p.error("--repeat must be at least 1")
-    args.suite = list(dict.fromkeys(args.suite or SUITES))  # keep order, drop duplicates
-    return args
+DEFAULT_JSON = h.OUT / "latest.json"
 
 
 # -- the measurements ------------------------------------------------------------------------
@@ -95,7 +64,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def measure_audit(bench: Any, suites: Sequence[str]) -> tuple[dict[str, Any], summary_mod.Summary]:
     with tempfile.TemporaryDirectory(prefix="verimut-bench-audit-") as tmp:
         began = time.perf_counter()
-        s = audit_mod.audit(bench, Path(tmp), suites=suites, quiet=True)
+        s = audit_mod.audit(bench, Path(tmp), suites=suites)
         total = time.perf_counter() - began
     return {"total_s": total}, s
 
@@ -127,41 +96,6 @@ def measure_phased(bench: Any, suites: Sequence[str]) -> tuple[dict[str, Any], M
     )
 
 
-def measure_bare(bench: Any, cells: Sequence[Any], snapshots: bool) -> dict[str, Any]:
-    verify_s = 0.0
-    verify_errors = 0
-    reset, execute, verify, snapshot = bench.reset, bench.execute, bench.verify, bench.snapshot
-    perf = time.perf_counter
-    began = perf()
-    if snapshots:
-        for cell in cells:
-            ep = reset(cell.task)
-            snapshot(ep)
-            for a in cell.run.actions:
-                execute(ep, a)
-            snapshot(ep)
-            try:
-                verify(ep, cell.run)
-            except Exception:  # noqa: BLE001  (count what the verifier raises, as the scorer does)
-                verify_errors += 1
-    else:
-        for cell in cells:
-            ep = reset(cell.task)
-            for a in cell.run.actions:
-                execute(ep, a)
-            v0 = perf()
-            try:
-                verify(ep, cell.run)
-            except Exception:  # noqa: BLE001  (count what the verifier raises, as the scorer does)
-                verify_errors += 1
-            verify_s += perf() - v0
-    total = perf() - began
-    out: dict[str, Any] = {"total_s": total, "verify_errors": verify_errors}
-    if not snapshots:
-        out["verify_s"] = verify_s
-    return out
-
-
 def action_error_cells(bench: Any, cells: Sequence[Any]) -> int:
     """Cells whose run has an action that raises (counted once, outside any timing)."""
     n = 0
@@ -172,33 +106,13 @@ def action_error_cells(bench: Any, cells: Sequence[Any]) -> int:
     return n
 
 
-def timed(fn: Callable[[], Any]) -> Any:
-    gc.collect()
-    return fn()
-
-
 # -- reporting -------------------------------------------------------------------------------
 
 
-def machine() -> dict[str, Any]:
-    return {
-        "python": sys.version.split()[0],
-        "implementation": platform.python_implementation(),
-        "platform": platform.platform(),
-        "cpu_count": os.cpu_count(),
-        "agentdojo": importlib.metadata.version("agentdojo"),
-        "pydantic": importlib.metadata.version("pydantic"),
-        "verimut": verimut.__version__,
-        "tempdir": tempfile.gettempdir(),
-    }
+def table(fig: dict[str, Any], counts: dict[str, Any]) -> list[tuple[str, str]]:
+    def ms(s: float) -> str:
+        return f"{1000 * s:.2f}"
 
-
-def median_of(runs: list[dict[str, Any]], kind: str, key: str) -> float:
-    return statistics.median(r[kind][key] for r in runs)
-
-
-def table(fig: dict[str, Any], counts: dict[str, Any], args: argparse.Namespace) -> str:
-    ms = lambda s: f"{1000 * s:.2f}"
     rows = [
         ("cells in manifest / with a run (per-cell denominator)", f"{counts['cells']} / {counts['with_run']}"),
         ("cells scored by replay (not refused, not unscorable)", f"{counts['replayed']}"),
@@ -212,70 +126,46 @@ def table(fig: dict[str, Any], counts: dict[str, Any], args: argparse.Namespace)
         ("ratio audit scoring / bare", f"{fig['ratio_audit_bare']:.2f}x"),
         ("ratio audit scoring / verifier-only", f"{fig['ratio_audit_verify']:.1f}x"),
     ]
-    head = (
-        f"AgentDojo {counts['benchmark_version']} (agentdojo {counts['agentdojo']}), suites: {', '.join(args.suite)}; "
-        f"median of {args.repeat}; Python {counts['python']}, {counts['cpu_count']} CPUs"
-    )
-    lines = [head, "", "| measure | value |", "|---|---|"]
-    lines += [f"| {k} | {v} |" for k, v in rows]
-    return "\n".join(lines)
+    return rows
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(argv)
-    info = machine()
-
-    t0 = time.perf_counter()
-    bench = adapters.load("agentdojo")
-    adapter_load_s = time.perf_counter() - t0
-    known = {t.split("/", 1)[0] for t in bench.tasks()}
-    missing = [s for s in args.suite if s not in known]
-    if missing:
-        print(f"unknown suite(s) for AgentDojo {bench.version}: {', '.join(missing)}", file=sys.stderr)
-        return 2
-    # Load each suite's default environment once, outside every measurement.
-    t0 = time.perf_counter()
-    first_task = {}
-    for t in bench.tasks():
-        first_task.setdefault(t.split("/", 1)[0], t)
-    for s in args.suite:
-        bench.reset(first_task[s])
-    env_load_s = time.perf_counter() - t0
+    args = h.arguments(__doc__ or "", DEFAULT_JSON, argv, repeat=1)
+    info = h.machine("agentdojo", "pydantic")
+    bench, loads = h.load_agentdojo(args.suite)
 
     manifest: Manifest | None = None
     cells: list[Any] = []
-    runs: list[dict[str, Any]] = []
     summaries: list[tuple[str, dict[str, Any]]] = []
     hashes: set[str] = set()
 
-    def do_phased(r: dict[str, Any]) -> None:
+    def do_phased() -> dict[str, Any]:
         nonlocal manifest, cells
-        r["phased"], m, s = timed(lambda: measure_phased(bench, args.suite))
+        fig, m, s = measure_phased(bench, args.suite)
         hashes.add(m.content_hash)
         if manifest is None:
             manifest = m
             cells = [c for c in m.cells if c.run is not None]
         summaries.append(("phased", s.counts))
+        return fig
 
-    def do_audit(r: dict[str, Any]) -> None:
-        r["audit"], s = timed(lambda: measure_audit(bench, args.suite))
+    def do_audit() -> dict[str, Any]:
+        fig, s = measure_audit(bench, args.suite)
         hashes.add(s.manifest_hash)
         summaries.append(("audit", s.counts))
+        return fig
 
-    def do_bare(r: dict[str, Any]) -> None:
-        r["bare"] = timed(lambda: measure_bare(bench, cells, snapshots=False))
+    def do_bare(snapshots: bool) -> dict[str, Any]:
+        done = h.bare(bench, cells, snapshots=snapshots, time_verify=not snapshots)
+        return {"total_s": done.seconds, "verify_errors": done.errors} | (
+            {} if snapshots else {"verify_s": done.verify_s}
+        )
 
-    def do_snap(r: dict[str, Any]) -> None:
-        r["snap"] = timed(lambda: measure_bare(bench, cells, snapshots=True))
-
-    forward = [("phased", do_phased), ("audit", do_audit), ("bare", do_bare), ("snap", do_snap)]
-    for i in range(args.repeat):
-        order = forward if i % 2 == 0 else forward[::-1]  # repeat 0 is forward: the manifest comes first
-        r: dict[str, Any] = {"order": [name for name, _ in order]}
-        for name, fn in order:
-            print(f"[repeat {i + 1}/{args.repeat}] {name} ...", file=sys.stderr, flush=True)
-            fn(r)
-        runs.append(r)
+    # Repeat 0 is forward: the manifest comes first.
+    runs = h.alternate(
+        args.repeat,
+        [("phased", do_phased), ("audit", do_audit), ("bare", lambda: do_bare(False)), ("snap", lambda: do_bare(True))],
+    )
 
     assert manifest is not None
     n_run = len(cells)
@@ -299,43 +189,37 @@ def main(argv: Sequence[str] | None = None) -> int:
     consistent = len(hashes) == 1 and all(c == summaries[0][1] for _, c in summaries)
 
     fig: dict[str, Any] = {
-        "adapter_load_s": adapter_load_s,
-        "env_load_s": env_load_s,
-        "audit_total_s": median_of(runs, "audit", "total_s"),
-        "phased_total_s": median_of(runs, "phased", "total_s"),
-        "build_s": median_of(runs, "phased", "build_s"),
-        "score_s": median_of(runs, "phased", "score_s"),
-        "summary_s": median_of(runs, "phased", "summary_s"),
-        "scorer_sum_s": median_of(runs, "phased", "scorer_sum_s"),
-        "bare_s": median_of(runs, "bare", "total_s"),
-        "snap_s": median_of(runs, "snap", "total_s"),
-        "verify_s": median_of(runs, "bare", "verify_s"),
+        **loads,
+        "audit_total_s": h.median(runs, "audit", "total_s"),
+        "phased_total_s": h.median(runs, "phased", "total_s"),
+        "build_s": h.median(runs, "phased", "build_s"),
+        "score_s": h.median(runs, "phased", "score_s"),
+        "summary_s": h.median(runs, "phased", "summary_s"),
+        "scorer_sum_s": h.median(runs, "phased", "scorer_sum_s"),
+        "bare_s": h.median(runs, "bare", "total_s"),
+        "snap_s": h.median(runs, "snap", "total_s"),
+        "verify_s": h.median(runs, "bare", "verify_s"),
     }
     fig["score_per_cell_s"] = fig["score_s"] / n_run
     fig["bare_per_cell_s"] = fig["bare_s"] / n_run
     fig["snap_per_cell_s"] = fig["snap_s"] / n_run
     fig["verify_per_cell_s"] = fig["verify_s"] / n_run
-    fig["ratio_audit_bare"] = fig["score_s"] / fig["bare_s"]
-    fig["ratio_audit_verify"] = fig["score_s"] / fig["verify_s"]
-    fig["ratio_snap_bare"] = fig["snap_s"] / fig["bare_s"]
+    # Ratios inside each repeat, their median (the harness's rule).
+    fig["ratio_audit_bare"] = h.ratios(runs, ["phased", "score_s"], ["bare", "total_s"])["median"]
+    fig["ratio_audit_verify"] = h.ratios(runs, ["phased", "score_s"], ["bare", "verify_s"])["median"]
+    fig["ratio_snap_bare"] = h.ratios(runs, ["snap", "total_s"], ["bare", "total_s"])["median"]
     fig["ledger_and_bookkeeping_s"] = fig["score_s"] - fig["scorer_sum_s"]
 
     report = {
-        "machine": info,
         "args": {"suites": args.suite, "repeat": args.repeat},
         "manifest_hash": manifest.content_hash,
         "consistent_across_runs": consistent,
         "counts": counts,
         "median": fig,
         "runs": runs,
+        "warnings": [] if consistent else ["manifests or outcome counts differed between runs (see the JSON)"],
     }
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_bytes(msgspec.json.format(msgspec.json.encode(report)))
-
-    print(table(fig, counts, args))
-    if not consistent:
-        print("\nWARNING: manifests or outcome counts differed between runs (see the JSON).")
-    print(f"\n(all figures: {args.json})")
+    h.finish(h.agentdojo_head(bench, info, args), table(fig, counts), info, args.json, report)
     return 0
 
 

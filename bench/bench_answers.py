@@ -8,7 +8,7 @@ Run from the repository root:
 Everything runs in one process, on one AgentDojo adapter object. Set-up, outside every timer: the default
 audit's manifest is built once, and its answer cells (answer-drop, answer-wrong, answer-superstring,
 answer-hedge, null-run, alt-answer: every one with a run of its own) and every control are kept; the suites'
-default environments are loaded by one warm-up pass of the bare loop.
+default environments are loaded once, and one warm-up pass of the bare loop gives the verdicts to agree with.
 
 Each repeat then measures, in alternating order (forward on even repeats, backward on odd ones), each after a
 `gc.collect()`:
@@ -32,48 +32,21 @@ bench/out/answers-latest.json).
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
-import gc
-import os
-import statistics
 import sys
-import time
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
-import msgspec
-
-from verimut import adapters
-from verimut.core.records import Cell
 from verimut.engine import manifest as manifest_mod
 from verimut.engine import pipeline
 from verimut.grammar.faults import spec_of
 
-HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_agentdojo import SUITES, machine
-from bench_alternatives import only, score
+import harness as h
 
-DEFAULT_JSON = HERE / "out" / "answers-latest.json"
-
-
-def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(
-        description=__doc__.split("\n\n", 1)[0], formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    p.add_argument("--suite", action="append", choices=SUITES, help="an AgentDojo suite (repeatable; default: all)")
-    p.add_argument("--repeat", type=int, default=5, metavar="N", help="measure N times (default 5)")
-    p.add_argument("--json", type=Path, default=DEFAULT_JSON, metavar="PATH", help="where to write every figure")
-    args = p.parse_args(argv)
-    if args.repeat < 1:
-        p.error("--repeat must be at least 1")
-    args.suite = list(dict.fromkeys(args.suite or SUITES))
-    return args
+DEFAULT_JSON = h.OUT / "answers-latest.json"
 
 
 def is_answer_cell(family: str) -> bool:
@@ -81,28 +54,10 @@ def is_answer_cell(family: str) -> bool:
     return spec.needs_answer_channel or spec.null_run
 
 
-def bare(agentdojo: Any, cells: Sequence[Cell]) -> tuple[float, dict[str, bool | None]]:
-    """Each cell's run replayed from `reset` and graded by AgentDojo's verifier: the seconds, and each verdict."""
-    reset, execute, verify = agentdojo.reset, agentdojo.execute, agentdojo.verify
-    verdicts: dict[str, bool | None] = {}
-    began = time.perf_counter()
-    for cell in cells:
-        assert cell.run is not None
-        ep = reset(cell.task)
-        for a in cell.run.actions:
-            if execute(ep, a).error is not None:
-                break
-        try:
-            verdicts[cell.cell_id] = verify(ep, cell.run).passed
-        except Exception:  # noqa: BLE001 - the verifier is the benchmark's code; its error is a verdict too
-            verdicts[cell.cell_id] = None
-    return time.perf_counter() - began, verdicts
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(argv)
-    info = machine() | {"loadavg_start": list(os.getloadavg())}
-    bench = adapters.load("agentdojo")
+    args = h.arguments(__doc__ or "", DEFAULT_JSON, argv, repeat=5)
+    info = h.machine("agentdojo")
+    bench, _ = h.load_agentdojo(args.suite)
     no_fork = dataclasses.replace(bench, fork=None)
     tasks = pipeline.select_tasks(bench.tasks(), args.suite)
     print("set-up: the manifest ...", file=sys.stderr, flush=True)
@@ -110,50 +65,46 @@ def main(argv: Sequence[str] | None = None) -> int:
     kept = [
         c for c in m.cells if c.run is not None and c.same_run_as is None and (c.is_control or is_answer_cell(c.family))
     ]
-    answer_m = only(m, kept)
+    answer_m = h.only(m, kept)
     families = Counter(c.family for c in kept)
-    _, expected = bare(bench.bench, kept)  # warm-up: every suite's default environment loaded, outside the timers
-
-    runs: list[dict[str, Any]] = []
+    # AgentDojo's own adapter (not the guarded one) in the bare loop; a first pass gives the verdicts to agree with.
+    expected = h.bare(bench.bench, kept, stop_at_error=True).verdicts
     disagree: set[str] = set()
-    forward = ["answers", "answers_replayed", "bare"]
-    for i in range(args.repeat):
-        r: dict[str, Any] = {}
-        for name in forward if i % 2 == 0 else forward[::-1]:
-            print(f"[repeat {i + 1}/{args.repeat}] {name} ...", file=sys.stderr, flush=True)
-            gc.collect()
-            if name == "bare":
-                r[name], verdicts = bare(bench.bench, kept)
-                disagree |= {c for c, v in verdicts.items() if v != expected[c]}
-            else:
-                r[name], rows = score(bench if name == "answers" else no_fork, answer_m)
-                disagree |= {c for c, row in rows.items() if row.verdict is not None and row.verdict != expected[c]}
-        r["ratio"] = r["answers"] / r["bare"]
-        r["ratio_replayed"] = r["answers_replayed"] / r["bare"]
-        runs.append(r)
-    info["loadavg_end"] = list(os.getloadavg())
+
+    def bare() -> float:
+        done = h.bare(bench.bench, kept, stop_at_error=True)
+        disagree.update(c for c, v in done.verdicts.items() if v != expected[c])
+        return done.seconds
+
+    def answers(adapter: object) -> float:
+        took, rows = h.score(adapter, answer_m)
+        disagree.update(c for c, row in rows.items() if row.verdict is not None and row.verdict != expected[c])
+        return took
+
+    runs = h.alternate(
+        args.repeat,
+        [("answers", lambda: answers(bench)), ("answers_replayed", lambda: answers(no_fork)), ("bare", bare)],
+    )
     for c in sorted(disagree):
         print(f"WARNING: {c}: the ledger's verdict is not the bare loop's", file=sys.stderr)
 
-    def med(key: str) -> float:
-        return statistics.median(r[key] for r in runs)
-
+    ratio, replayed = h.ratios(runs, ["answers"], ["bare"]), h.ratios(runs, ["answers_replayed"], ["bare"])
     cells = len(kept)
     n_answer = sum(n for f, n in families.items() if is_answer_cell(f))
     fig = {
         "answer_cells": n_answer,
         "controls": cells - n_answer,
         "cells_by_family": dict(sorted(families.items())),
-        "answers_s": med("answers"),
-        "answers_replayed_s": med("answers_replayed"),
-        "bare_s": med("bare"),
-        "per_cell_ms": 1000 * med("answers") / cells,
-        "per_cell_replayed_ms": 1000 * med("answers_replayed") / cells,
-        "per_cell_bare_ms": 1000 * med("bare") / cells,
-        "ratio_min": min(r["ratio"] for r in runs),
-        "ratio_median": med("ratio"),
-        "ratio_replayed_min": min(r["ratio_replayed"] for r in runs),
-        "ratio_replayed_median": med("ratio_replayed"),
+        "answers_s": h.median(runs, "answers"),
+        "answers_replayed_s": h.median(runs, "answers_replayed"),
+        "bare_s": h.median(runs, "bare"),
+        "per_cell_ms": 1000 * h.median(runs, "answers") / cells,
+        "per_cell_replayed_ms": 1000 * h.median(runs, "answers_replayed") / cells,
+        "per_cell_bare_ms": 1000 * h.median(runs, "bare") / cells,
+        "ratio_min": ratio["min"],
+        "ratio_median": ratio["median"],
+        "ratio_replayed_min": replayed["min"],
+        "ratio_replayed_median": replayed["median"],
         "verdicts_disagreeing": sorted(disagree),
     }
     by_family = ", ".join(f"{f} {n}" for f, n in sorted(families.items()))
@@ -169,23 +120,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{fig['bare_s']:.2f} ({fig['per_cell_bare_ms']:.2f} ms a cell)",
         ),
         ("**answers / bare**, min / median", f"**{fig['ratio_min']:.2f}x / {fig['ratio_median']:.2f}x**"),
-        (
-            "forks off / bare, min / median",
-            f"{fig['ratio_replayed_min']:.2f}x / {fig['ratio_replayed_median']:.2f}x",
-        ),
+        ("forks off / bare, min / median", f"{fig['ratio_replayed_min']:.2f}x / {fig['ratio_replayed_median']:.2f}x"),
         ("verdicts that differ from the bare loop's", str(len(disagree))),
     ]
-    head = (
-        f"AgentDojo {bench.version} (agentdojo {info['agentdojo']}), suites: {', '.join(args.suite)}; "
-        f"{args.repeat} repeats; Python {info['python']}, {info['cpu_count']} CPUs, "
-        f"load average {' '.join(f'{x:.1f}' for x in info['loadavg_start'])} at the start, "
-        f"{' '.join(f'{x:.1f}' for x in info['loadavg_end'])} at the end"
+    head = h.agentdojo_head(bench, info, args)
+    h.finish(
+        head, rows_md, info, args.json, {"args": vars(args) | {"json": str(args.json)}, "figures": fig, "runs": runs}
     )
-    print("\n".join([head, "", "| measure | value |", "|---|---|", *(f"| {k} | {v} |" for k, v in rows_md)]))
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    report = {"machine": info, "args": vars(args) | {"json": str(args.json)}, "figures": fig, "runs": runs}
-    args.json.write_bytes(msgspec.json.format(msgspec.json.encode(report)))
-    print(f"\n(all figures: {args.json})")
     return 0
 
 

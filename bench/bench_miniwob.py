@@ -25,18 +25,9 @@ markdown table; every figure goes to the JSON file (default bench/out/miniwob-la
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import platform
-import statistics
-import subprocess
 import sys
-import time
-from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
@@ -46,29 +37,14 @@ from verimut.core.records import Cell
 from verimut.engine import manifest as manifest_mod
 from verimut.engine import pipeline
 
-HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_alternatives import only, score
+import harness as h
 
-DEFAULT_JSON = HERE / "out" / "miniwob-latest.json"
+DEFAULT_JSON = h.OUT / "miniwob-latest.json"
 
 
-def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(
-        description=__doc__.split("\n\n", 1)[0], formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    p.add_argument("--task", action="append", metavar="NAME", help="a MiniWoB++ task (repeatable; default: all)")
-    p.add_argument("--repeat", type=int, default=3, metavar="N", help="measure N times (default 3)")
-    p.add_argument("--json", type=Path, default=DEFAULT_JSON, metavar="PATH", help="where to write every figure")
-    args = p.parse_args(argv)
-    if args.repeat < 1:
-        p.error("--repeat must be at least 1")
-    return args
-
-
-def bare(cells: Sequence[Cell]) -> tuple[float, dict[str, bool | None]]:
+def bare(cells: Sequence[Cell]) -> h.Bare:
     payload = {
         "cells": [
             {"cell": c.cell_id, "task": c.task, "actions": [msgspec.to_builtins(a) for a in c.run.actions]}
@@ -76,25 +52,15 @@ def bare(cells: Sequence[Cell]) -> tuple[float, dict[str, bool | None]]:
             if c.run is not None
         ]
     }
-    done = subprocess.run(
-        [str(cube_python()), str(HERE / "miniwob_bare.py")],
-        input=json.dumps(payload),
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    out = json.loads(done.stdout.strip().splitlines()[-1])
-    return float(out["seconds"]), dict(out["verdicts"])
+    return h.bare_elsewhere(cube_python(), h.HERE / "miniwob_bare.py", payload)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(argv)
-    info = {
-        "python": sys.version.split()[0],
-        "platform": platform.platform(),
-        "cpu_count": os.cpu_count(),
-        "loadavg_start": list(os.getloadavg()),
-    }
+    def more(p: object) -> None:
+        p.add_argument("--task", action="append", metavar="NAME", help="a MiniWoB++ task (repeatable; default: all)")  # type: ignore[attr-defined]
+
+    args = h.arguments(__doc__ or "", DEFAULT_JSON, argv, repeat=3, suites=False, more=more)
+    info = h.machine()
     bench = adapters.load("miniwob")
     tasks = [t for t in bench.tasks() if args.task is None or t.split("/")[0] in args.task]
     if not tasks:
@@ -102,73 +68,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     print(f"set-up: the manifest of {len(tasks)} tasks ...", file=sys.stderr, flush=True)
     m = manifest_mod.build(bench, tasks, pipeline.select_families())
-    kept = [c for c in m.cells if c.run is not None and c.same_run_as is None]
-    kept_m = only(m, kept)
-    families = Counter(c.family for c in kept)
-    _, expected = bare(kept)  # warm-up, and the bare loop's verdicts
-
-    runs: list[dict[str, float]] = []
-    disagree: set[str] = set()
-    order = ["verimut", "bare"]
-    for i in range(args.repeat):
-        r: dict[str, float] = {}
-        for name in order if i % 2 == 0 else order[::-1]:
-            print(f"[repeat {i + 1}/{args.repeat}] {name} ...", file=sys.stderr, flush=True)
-            if name == "bare":
-                r[name], verdicts = bare(kept)
-                disagree |= {c for c, v in verdicts.items() if v != expected[c]}
-            else:
-                began = time.perf_counter()
-                _, rows = score(bench, kept_m)
-                r["verimut_wall"] = time.perf_counter() - began
-                r[name] = r["verimut_wall"]
-                disagree |= {c for c, row in rows.items() if row.verdict is not None and row.verdict != expected[c]}
-        r["ratio"] = r["verimut"] / r["bare"]
-        runs.append(r)
-    info["loadavg_end"] = list(os.getloadavg())
-    for c in sorted(disagree):
-        print(f"WARNING: {c}: verimut's verdict is not the bare loop's", file=sys.stderr)
-
-    def med(key: str) -> float:
-        return statistics.median(r[key] for r in runs)
-
-    n = len(kept)
-    fig: dict[str, Any] = {
-        "tasks": len(tasks),
-        "cells": n,
-        "cells_by_family": dict(sorted(families.items())),
-        "verimut_s": med("verimut"),
-        "bare_s": med("bare"),
-        "per_cell_ms": 1000 * med("verimut") / n,
-        "per_cell_bare_ms": 1000 * med("bare") / n,
-        "ratio_min": min(r["ratio"] for r in runs),
-        "ratio_median": med("ratio"),
-        "verdicts_disagreeing": sorted(disagree),
-    }
-    rows_md = [
-        ("tasks (MiniWoB++ task x seed)", str(len(tasks))),
-        ("cells with a run of their own", f"{n}: " + ", ".join(f"{f} {k}" for f, k in sorted(families.items()))),
-        (
-            "through `score_all` (worker seam, snapshots, diff, ledger), median (s)",
-            f"{fig['verimut_s']:.1f} ({fig['per_cell_ms']:.0f} ms a cell)",
-        ),
-        (
-            "bare loop in CUBE's interpreter (reset, actions, Task.evaluate()), median (s)",
-            f"{fig['bare_s']:.1f} ({fig['per_cell_bare_ms']:.0f} ms a cell)",
-        ),
-        ("**verimut / bare**, min / median", f"**{fig['ratio_min']:.2f}x / {fig['ratio_median']:.2f}x**"),
-        ("verdicts that differ from the bare loop's", str(len(disagree))),
-    ]
-    head = (
-        f"MiniWoB++ ({bench.version}); {args.repeat} repeats; Python {info['python']}, {info['cpu_count']} CPUs, "
-        f"load average {' '.join(f'{x:.1f}' for x in info['loadavg_start'])} at the start, "
-        f"{' '.join(f'{x:.1f}' for x in info['loadavg_end'])} at the end"
+    h.versus_worker_bare(
+        bench, m, bare, args, info, "MiniWoB++", "bare loop in CUBE's interpreter (reset, actions, Task.evaluate())"
     )
-    print("\n".join([head, "", "| measure | value |", "|---|---|", *(f"| {k} | {v} |" for k, v in rows_md)]))
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    report = {"machine": info, "args": vars(args) | {"json": str(args.json)}, "figures": fig, "runs": runs}
-    args.json.write_bytes(msgspec.json.format(msgspec.json.encode(report)))
-    print(f"\n(all figures: {args.json})")
     return 0
 
 

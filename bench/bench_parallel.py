@@ -40,7 +40,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -54,7 +53,7 @@ ROOT = HERE.parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
-from bench_agentdojo import machine
+from harness import machine, median
 
 DEFAULT_JSON = HERE / "out" / "parallel-latest.json"
 VERIMUT = [sys.executable, "-m", "verimut.cli"]
@@ -67,6 +66,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--repeat", type=int, default=1, metavar="N", help="measure N times; report medians")
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="workers (default: the cores)")
     p.add_argument("--only", choices=("swap", "executors"), help="run one of the two measurements")
+    p.add_argument("--no-split", action="store_true", help="skip the bare loop split across the workers (swap)")
+    p.add_argument(
+        "--baseline-src",
+        type=Path,
+        metavar="DIR",
+        help="also time the command with verimut's code from DIR/verimut (a `git archive REV src` elsewhere), side by side",
+    )
     p.add_argument("--suite", default="banking", help="the suite of the executor comparison (default banking)")
     p.add_argument("--json", type=Path, default=DEFAULT_JSON, metavar="PATH", help="where to write every figure")
     p.add_argument("--bare", action="store_true", help=argparse.SUPPRESS)  # the bare loop's own process
@@ -115,9 +121,10 @@ def bare_loop(share: int = 0, of: int = 1) -> dict[str, float]:
     return {**done, "setup_s": loaded - began, "calls": calls}
 
 
-def _run(cmd: list[str]) -> float:
+def _run(cmd: list[str], src: Path | None = None) -> float:
+    env = None if src is None else {**os.environ, "PYTHONPATH": str(src)}
     began = time.perf_counter()
-    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False, env=env)
     wall = time.perf_counter() - began
     if done.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(cmd)} exited {done.returncode}: {done.stderr.strip()[-500:]}")
@@ -152,16 +159,27 @@ def bare_split(workers: int, tmp: Path) -> dict[str, Any]:
     return {"process_s": wall, "loop_s": max(s["loop_s"] for s in shares), "shares": shares}
 
 
-def swap_once(workers: int, forward: bool) -> dict[str, Any]:
+def swap_once(workers: int, forward: bool, split: bool = True, baseline: Path | None = None) -> dict[str, Any]:
     fig: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        parts = ["command", "bare", "split"] if forward else ["split", "bare", "command"]
+        parts = ["command", "bare", "split"] if split else ["command", "bare"]
+        parts += ["baseline"] if baseline is not None else []
+        parts = parts if forward else parts[::-1]
         for part in parts:
-            if part == "command":
+            if part == "baseline":
+                out = Path(tmp) / "baseline"
+                cmd = [*VERIMUT, "swap", "agentdojo", "--out", str(out), "-q", "--workers", str(workers)]
+                fig["baseline_s"] = _run(cmd, baseline)
+                fig["baseline_same_ledger"] = (
+                    _ledger(out) == _ledger(Path(tmp) / "swap") if (Path(tmp) / "swap").exists() else None
+                )
+            elif part == "command":
                 out = Path(tmp) / "swap"
                 cmd = [*VERIMUT, "swap", "agentdojo", "--out", str(out), "-q", "--workers", str(workers)]
                 fig["command_s"] = _run(cmd)
                 fig["phases"] = _phases(out)
+                if (Path(tmp) / "baseline").exists():
+                    fig["baseline_same_ledger"] = _ledger(out) == _ledger(Path(tmp) / "baseline")
             elif part == "split":
                 fig["split"] = bare_split(workers, Path(tmp))
             else:
@@ -173,13 +191,16 @@ def swap_once(workers: int, forward: bool) -> dict[str, Any]:
                 fig["bare"] = json.loads(js.read_text())
     fig["floor_s"] = fig["bare"]["loop_s"] / workers
     fig["ratio"] = fig["command_s"] / fig["floor_s"]
+    if baseline is not None:
+        fig["baseline_ratio"] = fig["baseline_s"] / fig["floor_s"]
     # Whole against whole: the bare program's own start-up, AgentDojo's load and reference runs included.
     fig["process_floor_s"] = fig["bare_process_s"] / workers
     fig["process_ratio"] = fig["command_s"] / fig["process_floor_s"]
     fig["scoring_ratio"] = fig["phases"]["scoring_seconds"] / fig["floor_s"]
-    fig["split_ratio"] = fig["split"]["loop_s"] / fig["floor_s"]
-    fig["scoring_over_split"] = fig["phases"]["scoring_seconds"] / fig["split"]["loop_s"]
-    fig["command_over_split_process"] = fig["command_s"] / fig["split"]["process_s"]
+    if split:
+        fig["split_ratio"] = fig["split"]["loop_s"] / fig["floor_s"]
+        fig["scoring_over_split"] = fig["phases"]["scoring_seconds"] / fig["split"]["loop_s"]
+        fig["command_over_split_process"] = fig["command_s"] / fig["split"]["process_s"]
     return fig
 
 
@@ -199,15 +220,6 @@ def executors_once(suite: str, workers: int, forward: bool) -> dict[str, Any]:
     return fig
 
 
-def median(runs: list[dict[str, Any]], *path: str) -> float:
-    def get(r: dict[str, Any]) -> float:
-        for k in path:
-            r = r[k]
-        return float(r)  # type: ignore[arg-type]
-
-    return statistics.median(get(r) for r in runs)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     if args.bare:
@@ -224,8 +236,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.only not in (None, part):
                 continue
             if part == "swap":
-                swaps.append(swap_once(args.workers, forward))
-                print(f"swap repeat {r + 1}: {swaps[-1]['ratio']:.2f}x the floor", file=sys.stderr)
+                swaps.append(swap_once(args.workers, forward, not args.no_split, args.baseline_src))
+                said = f"swap repeat {r + 1}: {swaps[-1]['ratio']:.2f}x the floor"
+                if "baseline_ratio" in swaps[-1]:
+                    said += f"; the baseline's {swaps[-1]['baseline_ratio']:.2f}x, same ledger: "
+                    said += str(swaps[-1]["baseline_same_ledger"])
+                print(said, file=sys.stderr)
+                # Every repeat's figures kept as they come (a long run cut short still leaves them).
+                args.json.parent.mkdir(parents=True, exist_ok=True)
+                args.json.with_suffix(".partial.json").write_text(json.dumps({"swap": swaps}, indent=2))
             else:
                 execs.append(executors_once(args.suite, args.workers, forward))
                 print(f"executors repeat {r + 1}: ray/pool {execs[-1]['ray_over_pool_scoring']:.2f}", file=sys.stderr)
@@ -253,18 +272,32 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"| **command / (bare program / {args.workers})** (whole against whole) | "
                 f"**{median(swaps, 'process_ratio'):.2f}x** (min {min(s['process_ratio'] for s in swaps):.2f}x) |"
             ),
-            (
-                f"| bare loop split across {args.workers} processes at once: slowest share's loop (s) | "
-                f"{median(swaps, 'split', 'loop_s'):.2f} |"
-            ),
-            f"| - its whole processes, started together (s) | {median(swaps, 'split', 'process_s'):.2f} |",
-            f"| split loop / floor (this machine's own cost of running in parallel) | {median(swaps, 'split_ratio'):.2f}x |",
-            f"| **scoring / split loop** (what the parallel path adds) | **{median(swaps, 'scoring_over_split'):.2f}x** |",
-            (
-                f"| **command / split processes** (whole against whole) | "
-                f"**{median(swaps, 'command_over_split_process'):.2f}x** |"
-            ),
         ]
+        if "split" in swaps[0]:
+            lines += [
+                (
+                    f"| bare loop split across {args.workers} processes at once: slowest share's loop (s) | "
+                    f"{median(swaps, 'split', 'loop_s'):.2f} |"
+                ),
+                f"| - its whole processes, started together (s) | {median(swaps, 'split', 'process_s'):.2f} |",
+                f"| split loop / floor (this machine's own cost of running in parallel) | {median(swaps, 'split_ratio'):.2f}x |",
+                f"| **scoring / split loop** (what the parallel path adds) | **{median(swaps, 'scoring_over_split'):.2f}x** |",
+                (
+                    f"| **command / split processes** (whole against whole) | "
+                    f"**{median(swaps, 'command_over_split_process'):.2f}x** |"
+                ),
+            ]
+        if "baseline_s" in swaps[0]:
+            lines += [
+                f"| the same command, verimut's code from {args.baseline_src} (s) | {median(swaps, 'baseline_s'):.2f} |",
+                f"| **its command / floor** | **{median(swaps, 'baseline_ratio'):.2f}x** |",
+                f"| ledgers identical to the baseline's (every repeat) | {all(s['baseline_same_ledger'] for s in swaps)} |",
+            ]
+        lines += ["", "| repeat | command / floor | " + ("baseline / floor |" if "baseline_s" in swaps[0] else "")]
+        lines += ["|---|---|" + ("---|" if "baseline_s" in swaps[0] else "")]
+        for i, sw in enumerate(swaps):
+            extra = f" {sw['baseline_ratio']:.2f}x |" if "baseline_s" in sw else ""
+            lines += [f"| {i + 1} | {sw['ratio']:.2f}x |{extra}"]
     if execs:
         for name in ("pool", "ray"):
             lines += [

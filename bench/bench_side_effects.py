@@ -55,9 +55,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import gc
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -70,7 +68,6 @@ from typing import Any
 
 import msgspec
 
-from verimut import adapters
 from verimut.core.benchmark import Adapter
 from verimut.core.records import Cell, Manifest, cell_id
 from verimut.core.replay import Replayer, shared_prefix
@@ -81,29 +78,11 @@ from verimut.engine.store import Store
 from verimut.executors.inprocess import InProcess
 from verimut.grammar.faults import FAMILIES
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_agentdojo import SUITES, machine
+import harness as h
 
-DEFAULT_JSON = HERE / "out" / "side-effects-latest.json"
-
-
-def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(
-        description=__doc__.split("\n\n", 1)[0], formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    p.add_argument("--suite", action="append", choices=SUITES, help="an AgentDojo suite (repeatable; default: all)")
-    p.add_argument("--repeat", type=int, default=3, metavar="N", help="measure N times (default 3)")
-    p.add_argument("--no-cli", action="store_true", help="skip the whole `verimut audit agentdojo` wall time")
-    p.add_argument("--json", type=Path, default=DEFAULT_JSON, metavar="PATH", help="where to write every figure")
-    args = p.parse_args(argv)
-    if args.repeat < 1:
-        p.error("--repeat must be at least 1")
-    args.suite = list(dict.fromkeys(args.suite or SUITES))
-    return args
+DEFAULT_JSON = h.OUT / "side-effects-latest.json"
 
 
 # -- the side-effect manifest ------------------------------------------------------------------
@@ -154,15 +133,6 @@ def reread(m: Manifest) -> Manifest:
 # -- the measurements --------------------------------------------------------------------------
 
 
-def plain_ledger(store: Store) -> dict[str, dict[str, Any]]:
-    out = {}
-    for cid, row in store.rows().items():
-        plain = msgspec.to_builtins(row)
-        plain.pop("seconds", None)
-        out[cid] = plain
-    return out
-
-
 @contextmanager
 def prefix_forks() -> Iterator[None]:
     """Scorers built inside this block fork reference prefixes too (`Replayer(..., prefixes=True)`)."""
@@ -182,7 +152,7 @@ def measure_score_all(bench: Adapter, m: Manifest, prefixes: bool = False) -> tu
             began = time.perf_counter()
             rows = pipeline.score_all(bench, m, store, InProcess())
             total = time.perf_counter() - began
-        ledger = plain_ledger(store)
+        ledger = h.plain_rows(store.rows().values())
     return {"total_s": total, "scorer_sum_s": sum(r.seconds for r in rows.values())}, ledger
 
 
@@ -215,20 +185,21 @@ def measure_bare(bench: Adapter, m: Manifest) -> tuple[dict[str, Any], dict[str,
     return {"total_s": perf() - began}, verdicts
 
 
-def measure_cli(out_root: Path) -> dict[str, Any]:
-    out = out_root / "audit"
-    cmd = [sys.executable, "-m", "verimut.cli", "audit", "agentdojo", "--out", str(out), "-q"]
-    began = time.perf_counter()
-    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
-    wall = time.perf_counter() - began
-    cells = sum(1 for line in (out / "cells.jsonl").read_text().splitlines() if line.strip())
+def measure_cli() -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="verimut-bench-se-cli-") as tmp:
+        out = Path(tmp) / "audit"
+        cmd = [sys.executable, "-m", "verimut.cli", "audit", "agentdojo", "--out", str(out), "-q"]
+        began = time.perf_counter()
+        done = subprocess.run(cmd, cwd=h.ROOT, capture_output=True, text=True, check=False)
+        wall = time.perf_counter() - began
+        cells = sum(1 for line in (out / "cells.jsonl").read_text().splitlines() if line.strip())
     return {"wall_s": wall, "exit_code": done.returncode, "cells": cells, "stderr_tail": done.stderr[-300:]}
 
 
 # -- reporting ---------------------------------------------------------------------------------
 
 
-def table(fig: dict[str, Any], counts: dict[str, Any], args: argparse.Namespace) -> str:
+def table(fig: dict[str, Any], counts: dict[str, Any], args: argparse.Namespace) -> tuple[str, list[tuple[str, str]]]:
     def ms(s: float) -> str:
         return f"{1000 * s:.2f}"
 
@@ -251,31 +222,24 @@ def table(fig: dict[str, Any], counts: dict[str, Any], args: argparse.Namespace)
     if "cli_wall_median_s" in fig:
         rows.append(
             (
-                f"whole `verimut audit agentdojo` wall ({counts['cli_cells']} cells, {counts['cpu_count']} cores), min / median (s)",
+                f"whole `verimut audit agentdojo` wall ({counts['cli_cells']} cells, {os.cpu_count()} cores), min / median (s)",
                 f"{fig['cli_wall_min_s']:.1f} / {fig['cli_wall_median_s']:.1f}",
             )
         )
     head = (
         f"AgentDojo {counts['benchmark_version']} (agentdojo {counts['agentdojo']}), suites: {', '.join(args.suite)}; "
-        f"{args.repeat} repeats; side-effect cells {counts['source']}; Python {counts['python']}, "
-        f"{counts['cpu_count']} CPUs, load average {counts['loadavg']}"
+        f"{args.repeat} repeats; side-effect cells {counts['source']}"
     )
-    return "\n".join([head, "", "| measure | value |", "|---|---|", *(f"| {k} | {v} |" for k, v in rows)])
+    return head, rows
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(argv)
-    info = machine()
-    info["loadavg_start"] = list(os.getloadavg())
-    perf = time.perf_counter
-    bench = adapters.load("agentdojo")
-    t0 = perf()
-    first: dict[str, str] = {}
-    for t in bench.tasks():
-        first.setdefault(t.split("/", 1)[0], t)
-    for s in args.suite:
-        bench.reset(first[s])
-    env_load_s = perf() - t0
+    def more(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--no-cli", action="store_true", help="skip the whole `verimut audit agentdojo` wall time")
+
+    args = h.arguments(__doc__ or "", DEFAULT_JSON, argv, repeat=3, more=more)
+    info = h.machine("agentdojo")
+    bench, loads = h.load_agentdojo(args.suite)
 
     tasks = pipeline.select_tasks(bench.tasks(), args.suite)
     print("building the manifests once ...", file=sys.stderr, flush=True)
@@ -286,74 +250,66 @@ def main(argv: Sequence[str] | None = None) -> int:
     n = len(se_m.cells)
     n_fault = sum(c.run is not None for c in fault_m.cells)
 
-    runs: list[dict[str, Any]] = []
+    ledgers: list[dict[str, dict[str, Any]]] = []  # one dict a repeat, by measurement
+    bare_verdicts: list[dict[str, bool | None]] = []
+
+    def scored(name: str, adapter: Adapter, m: Manifest, prefixes: bool = False) -> dict[str, Any]:
+        fig, ledger = measure_score_all(adapter, m, prefixes)
+        if not ledgers or name in ledgers[-1]:
+            ledgers.append({})
+        ledgers[-1][name] = ledger
+        return fig
+
+    def bare() -> dict[str, Any]:
+        fig, verdicts = measure_bare(bench, se_m)
+        bare_verdicts.append(verdicts)
+        return fig
+
+    measures = [
+        ("verimut", lambda: scored("verimut", bench, se_m)),
+        ("bare", bare),
+        ("replayed", lambda: scored("replayed", replayed_bench, se_m)),
+        ("fault_end", lambda: scored("fault_end", bench, fault_m)),
+        ("fault_prefix", lambda: scored("fault_prefix", bench, fault_m, prefixes=True)),
+    ]
+    runs = h.alternate(args.repeat, measures + ([] if args.no_cli else [("cli", measure_cli)]))
     warnings: list[str] = []
-    ledgers: dict[str, dict[str, Any]] = {}
-    bare_verdicts: dict[str, bool | None] = {}
-
-    def do(name: str, r: dict[str, Any], tmp: Path) -> None:
-        nonlocal bare_verdicts
-        gc.collect()
-        if name == "verimut":
-            r[name], ledgers[name] = measure_score_all(bench, se_m)
-        elif name == "replayed":
-            r[name], ledgers[name] = measure_score_all(replayed_bench, se_m)
-        elif name == "bare":
-            r[name], bare_verdicts = measure_bare(bench, se_m)
-        elif name == "fault_end":
-            r[name], ledgers[name] = measure_score_all(bench, fault_m)
-        elif name == "fault_prefix":
-            r[name], ledgers[name] = measure_score_all(bench, fault_m, prefixes=True)
-        elif name == "cli":
-            r[name] = measure_cli(tmp)
-
-    forward = ["verimut", "bare", "replayed", "fault_end", "fault_prefix"] + ([] if args.no_cli else ["cli"])
-    for i in range(args.repeat):
-        order = forward if i % 2 == 0 else forward[::-1]
-        r: dict[str, Any] = {"order": order}
-        with tempfile.TemporaryDirectory(prefix="verimut-bench-se-cli-") as tmp:
-            for name in order:
-                print(f"[repeat {i + 1}/{args.repeat}] {name} ...", file=sys.stderr, flush=True)
-                began = perf()
-                do(name, r, Path(tmp))
-                print(f"    {perf() - began:.1f} s", file=sys.stderr, flush=True)
+    for i, r in enumerate(runs):
         r["ratio"] = r["verimut"]["total_s"] / r["bare"]["total_s"]
         r["ratio_fork_replayed"] = r["verimut"]["total_s"] / r["replayed"]["total_s"]
         r["ratio_prefix_end"] = r["fault_prefix"]["total_s"] / r["fault_end"]["total_s"]
-        runs.append(r)
+        kept = ledgers[i]
         for a, b in (("verimut", "replayed"), ("fault_end", "fault_prefix")):
-            diff = sorted(k for k in ledgers[a].keys() | ledgers[b].keys() if ledgers[a].get(k) != ledgers[b].get(k))
+            diff = h.differences(kept[a], kept[b])
             if diff:
                 warnings.append(f"repeat {i + 1}: ledgers {a} and {b} differ in {len(diff)} cell(s), e.g. {diff[:3]}")
-        called = {k: v["verdict"] for k, v in ledgers["verimut"].items() if v["verdict"] is not None}
-        mismatch = sorted(k for k, v in called.items() if bare_verdicts.get(k) != v)
+        called = {k: v["verdict"] for k, v in kept["verimut"].items() if v["verdict"] is not None}
+        mismatch = sorted(k for k, v in called.items() if bare_verdicts[i].get(k) != v)
         if mismatch:
             warnings.append(f"repeat {i + 1}: bare verdicts differ from the ledger's in {mismatch[:3]}")
         if not args.no_cli and r["cli"]["exit_code"] not in (0, 1):
             warnings.append(f"repeat {i + 1}: verimut audit exited {r['cli']['exit_code']}: {r['cli']['stderr_tail']}")
-    info["loadavg_end"] = list(os.getloadavg())
 
-    def med(kind: str, key: str = "total_s") -> float:
-        return statistics.median(r[kind][key] for r in runs)
+    def med(kind: str) -> float:
+        return h.median(runs, kind, "total_s")
 
-    ratios = [r["ratio"] for r in runs]
     fig: dict[str, Any] = {
-        "env_load_s": env_load_s,
+        **loads,
         "verimut_per_cell_s": med("verimut") / n,
         "bare_per_cell_s": med("bare") / n,
         "replayed_per_cell_s": med("replayed") / n,
-        "ratio_min": min(ratios),
-        "ratio_median": statistics.median(ratios),
-        "ratio_fork_replayed_median": statistics.median(r["ratio_fork_replayed"] for r in runs),
+        "ratio_min": min(r["ratio"] for r in runs),
+        "ratio_median": h.median(runs, "ratio"),
+        "ratio_fork_replayed_median": h.median(runs, "ratio_fork_replayed"),
         "fault_end_per_cell_s": med("fault_end") / n_fault,
         "fault_prefix_per_cell_s": med("fault_prefix") / n_fault,
-        "ratio_prefix_end_median": statistics.median(r["ratio_prefix_end"] for r in runs),
+        "ratio_prefix_end_median": h.median(runs, "ratio_prefix_end"),
     }
     if not args.no_cli:
         walls = [r["cli"]["wall_s"] for r in runs]
-        fig["cli_wall_min_s"], fig["cli_wall_median_s"] = min(walls), statistics.median(walls)
+        fig["cli_wall_min_s"], fig["cli_wall_median_s"] = min(walls), h.median(runs, "cli", "wall_s")
     outcomes: dict[str, int] = {}
-    for row in ledgers["verimut"].values():
+    for row in ledgers[-1]["verimut"].values():
         outcomes[row["outcome"]] = outcomes.get(row["outcome"], 0) + 1
     counts = {
         "controls": sum(c.is_control for c in se_m.cells),
@@ -367,19 +323,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "source": source,
         "benchmark_version": bench.version,
         "agentdojo": info["agentdojo"],
-        "python": info["python"],
-        "cpu_count": info["cpu_count"],
-        "loadavg": " ".join(f"{x:.1f}" for x in info["loadavg_start"]),
     }
-    report = {"machine": info, "args": vars(args) | {"json": str(args.json)}, "warnings": warnings}
+    report = {"args": vars(args) | {"json": str(args.json)}, "warnings": warnings}
     report |= {"counts": counts, "figures": fig, "runs": runs}
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_bytes(msgspec.json.format(msgspec.json.encode(report)))
-    print(table(fig, counts, args))
-    print(f"\nside-effect cells' outcomes: {counts['outcomes']}")
-    for w in warnings:
-        print(f"\nWARNING: {w}")
-    print(f"\n(all figures: {args.json})")
+    print(f"side-effect cells' outcomes: {counts['outcomes']}\n")
+    h.finish(*table(fig, counts, args), info, args.json, report)
     return 0
 
 

@@ -58,12 +58,11 @@ B. Prefix reuse in the fault arm, over the fault manifest (built once, see above
   comparison; the control starts from a fork of it); every edited run is replayed from
   reset. (An earlier version also started edited runs from forked checkpoints of shared
   prefixes; this measurement showed that did not pay on AgentDojo, so it was dropped.)
-- `fault_off`: the same, with prefix reuse turned off. The script wraps
-  `verimut.core.replay.Replayer.__init__` for this measurement only (restored in a `finally`):
-  the wrapper calls the original and then sets `self.forks = False`, so the Replayer falls
-  back to a fresh `replay()` from `bench.reset` for every run (the reference end states
-  included). Nothing in src/ is changed; the wrapper checks that exactly one Replayer was
-  built under it.
+- `fault_off`: the same, with reuse turned off. For this measurement only (restored in a
+  `finally`), the scorer's Replayer is a subclass (`FromReset`) whose `replay` replays every
+  run afresh from `bench.reset` (the control and the runs that extend the reference included;
+  the reference's kept end still serves the comparisons and the reads). Nothing in src/ is
+  changed; the script checks that the Replayers built under it were these.
 
 Per-cell figures divide by the number of fault cells that have a run (`c.run is not None`;
 refused cells have none); the ratio is `fault_on / fault_off`. The two ledgers (cells.jsonl)
@@ -72,14 +71,12 @@ they decide anything differently.
 
 The figures reported are medians over the repeats. stdout gets a short markdown table;
 every figure, each repeat's raw numbers, outcome counts and the machine facts go to the JSON
-file (default bench/out/swap-latest.json next to this script). Helpers (`machine`, `timed`,
-`median_of`, `SUITES`) are imported from bench_agentdojo.py beside this script.
+file (default bench/out/swap-latest.json next to this script). The arguments, the repeats, the bare loop
+and the report are bench/harness.py's.
 """
 
 from __future__ import annotations
 
-import argparse
-import os
 import sys
 import tempfile
 import time
@@ -89,88 +86,48 @@ from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
-from verimut import adapters
 from verimut.core import replay as replay_mod
 from verimut.core.records import Cell, Manifest
 from verimut.engine import manifest as manifest_mod
 from verimut.engine import pipeline
+from verimut.engine import scorer as scorer_mod
 from verimut.engine.store import Store
 from verimut.executors.inprocess import InProcess
 
-HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_agentdojo import SUITES, machine, median_of, timed
+import harness as h
 
-DEFAULT_JSON = HERE / "out" / "swap-latest.json"
-
-
-def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(
-        description=__doc__.split("\n\n", 1)[0], formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    p.add_argument(
-        "--suite", action="append", choices=SUITES, help="an AgentDojo suite (repeatable; default: all four)"
-    )
-    p.add_argument(
-        "--repeat", type=int, default=1, metavar="N", help="measure N times, alternating the order; report medians"
-    )
-    p.add_argument(
-        "--json",
-        type=Path,
-        default=DEFAULT_JSON,
-        metavar="PATH",
-        help=f"where to write every figure (default {DEFAULT_JSON})",
-    )
-    args = p.parse_args(argv)
-    if args.repeat < 1:
-        p.error("--repeat must be at least 1")
-    args.suite = list(dict.fromkeys(args.suite or SUITES))  # keep order, drop duplicates
-    return args
-
-
-# -- helpers ---------------------------------------------------------------------------------
-
-
-def read_ledger(out: Path) -> dict[str, dict[str, Any]]:
-    """cells.jsonl as plain rows by cell_id, without the `seconds` field (timing, not outcome)."""
-    rows: dict[str, dict[str, Any]] = {}
-    for line in Store(out).ledger_path.read_bytes().splitlines():
-        if line.strip():
-            row = msgspec.json.decode(line)
-            row.pop("seconds", None)
-            rows[row["cell_id"]] = row
-    return rows
-
-
-def ledger_differences(a: dict[str, dict[str, Any]], b: dict[str, dict[str, Any]]) -> list[str]:
-    """Cell ids whose rows differ (or that only one ledger has)."""
-    return sorted(cid for cid in a.keys() | b.keys() if a.get(cid) != b.get(cid))
+DEFAULT_JSON = h.OUT / "swap-latest.json"
 
 
 def outcome_counts(rows: dict[str, dict[str, Any]]) -> dict[str, int]:
     return dict(sorted(Counter(r["outcome"] for r in rows.values()).items()))
 
 
+class FromReset(replay_mod.Replayer):
+    """A Replayer that replays every run from `reset` (the reference's kept end still serves comparisons)."""
+
+    built: list[FromReset] = []  # noqa: RUF012 - the instances made while `no_prefix_reuse` holds
+
+    def __init__(self, *a: Any, **kw: Any) -> None:
+        super().__init__(*a, **kw)
+        FromReset.built.append(self)
+
+    def replay(self, task: str, run: Any, in_place: bool = False) -> replay_mod.Replay:
+        return replay_mod.replay(self.bench, task, run)
+
+
 @contextmanager
 def no_prefix_reuse() -> Iterator[list[Any]]:
-    """Every Replayer built inside this block replays each run from reset (forks = False)."""
-    original = replay_mod.Replayer.__init__
-    built: list[Any] = []
-
-    def init(self: Any, *a: Any, **kw: Any) -> None:
-        original(self, *a, **kw)
-        self.forks = False
-        built.append(self)
-
-    replay_mod.Replayer.__init__ = init  # type: ignore[method-assign]
+    """Every Scorer built inside this block replays each run from reset (`FromReset`)."""
+    original = scorer_mod.Replayer
+    FromReset.built = []
+    scorer_mod.Replayer = FromReset  # type: ignore[misc]
     try:
-        yield built
+        yield FromReset.built
     finally:
-        replay_mod.Replayer.__init__ = original  # type: ignore[method-assign]
+        scorer_mod.Replayer = original  # type: ignore[misc]
 
 
 # -- the measurements ------------------------------------------------------------------------
@@ -185,7 +142,7 @@ def measure_swap(bench: Any, tasks: Sequence[str]) -> tuple[dict[str, Any], dict
         t1 = perf()
         rows = pipeline.score_all(bench, m, Store(out), InProcess())
         t2 = perf()
-        ledger = read_ledger(out)
+        ledger = h.read_ledger(out)
     fig = {
         "build_s": t1 - t0,
         "score_s": t2 - t1,
@@ -196,23 +153,8 @@ def measure_swap(bench: Any, tasks: Sequence[str]) -> tuple[dict[str, Any], dict
 
 
 def measure_naive(bench: Any, cells: Sequence[Cell]) -> tuple[dict[str, Any], dict[str, bool | None]]:
-    verdicts: dict[str, bool | None] = {}
-    reset, execute, snapshot, verify_as = bench.reset, bench.execute, bench.snapshot, bench.verify_as
-    perf = time.perf_counter
-    began = perf()
-    for cell in cells:
-        ep = reset(cell.run_task)
-        snapshot(ep)
-        for a in cell.run.actions:
-            execute(ep, a)
-        snapshot(ep)
-        try:
-            verdicts[cell.cell_id] = verify_as(cell.task, ep, cell.run).passed
-        except Exception:  # noqa: BLE001 - the verifier is the benchmark's code; an error is a verdict of None
-            verdicts[cell.cell_id] = None
-    total = perf() - began
-    errors = sum(1 for v in verdicts.values() if v is None)
-    return {"total_s": total, "verify_errors": errors}, verdicts
+    done = h.bare(bench, cells, as_run_task=True, snapshots=True)
+    return {"total_s": done.seconds, "verify_errors": done.errors}, done.verdicts
 
 
 def measure_verify_only(bench: Any, cells: Sequence[Cell]) -> tuple[dict[str, Any], dict[str, bool | None], set[str]]:
@@ -258,15 +200,15 @@ def measure_fault(bench: Any, m: Manifest, reuse: bool) -> tuple[dict[str, Any],
             rows = pipeline.score_all(bench, m, Store(out), InProcess())
             total = time.perf_counter() - began
         if not reuse:
-            assert len(built) == 1 and not built[0].forks, "the reuse-off wrapper did not take"
-        ledger = read_ledger(out)
+            assert built, "the reuse-off wrapper did not take"  # the pipeline may build a Scorer per phase
+        ledger = h.read_ledger(out)
     return {"total_s": total, "scorer_sum_s": sum(r.seconds for r in rows.values())}, ledger
 
 
 # -- reporting -------------------------------------------------------------------------------
 
 
-def table(fig: dict[str, Any], counts: dict[str, Any], args: argparse.Namespace) -> str:
+def table(fig: dict[str, Any], counts: dict[str, Any]) -> list[tuple[str, str]]:
     def ms(s: float) -> str:
         return f"{1000 * s:.2f}"
 
@@ -289,37 +231,14 @@ def table(fig: dict[str, Any], counts: dict[str, Any], args: argparse.Namespace)
         ("ratio reuse on / off", f"{fig['ratio_fault_on_off']:.2f}x"),
         ("fault ledgers on vs off identical (ignoring seconds)", "yes" if counts["fault_ledgers_identical"] else "NO"),
     ]
-    head = (
-        f"AgentDojo {counts['benchmark_version']} (agentdojo {counts['agentdojo']}), suites: {', '.join(args.suite)}; "
-        f"median of {args.repeat}; Python {counts['python']}, {counts['cpu_count']} CPUs"
-    )
-    lines = [head, "", "| measure | value |", "|---|---|"]
-    lines += [f"| {k} | {v} |" for k, v in rows]
-    return "\n".join(lines)
+    return rows
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(argv)
-    info = machine()
-    info["loadavg_start"] = list(os.getloadavg())
+    args = h.arguments(__doc__ or "", DEFAULT_JSON, argv, repeat=1)
+    info = h.machine("agentdojo", "pydantic")
     perf = time.perf_counter
-
-    t0 = perf()
-    bench = adapters.load("agentdojo")
-    adapter_load_s = perf() - t0
-    known = {t.split("/", 1)[0] for t in bench.tasks()}
-    missing = [s for s in args.suite if s not in known]
-    if missing:
-        print(f"unknown suite(s) for AgentDojo {bench.version}: {', '.join(missing)}", file=sys.stderr)
-        return 2
-    # Load each suite's default environment once, outside every measurement.
-    t0 = perf()
-    first_task: dict[str, str] = {}
-    for t in bench.tasks():
-        first_task.setdefault(t.split("/", 1)[0], t)
-    for s in args.suite:
-        bench.reset(first_task[s])
-    env_load_s = perf() - t0
+    bench, loads = h.load_agentdojo(args.suite)
 
     tasks = pipeline.select_tasks(bench.tasks(), args.suite)
     families = pipeline.select_families()
@@ -336,7 +255,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     swap_cells = [c for c in swap_m.cells if c.run is not None]
     fault_with_run = sum(1 for c in fault_m.cells if c.run is not None)
 
-    runs: list[dict[str, Any]] = []
     swap_ledgers: list[dict[str, dict[str, Any]]] = []
     fault_ledgers: list[tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]] = []
     naive_verdicts: list[dict[str, bool | None]] = []
@@ -344,59 +262,56 @@ def main(argv: Sequence[str] | None = None) -> int:
     swap_hashes: set[str] = set()
     raised_runs: set[str] = set()
 
-    def do_swap(r: dict[str, Any]) -> None:
-        r["swap"], ledger, h = timed(lambda: measure_swap(bench, tasks))
+    def do_swap() -> dict[str, Any]:
+        fig, ledger, h_ = measure_swap(bench, tasks)
         swap_ledgers.append(ledger)
-        swap_hashes.add(h)
+        swap_hashes.add(h_)
+        return fig
 
-    def do_naive(r: dict[str, Any]) -> None:
-        r["naive"], v = timed(lambda: measure_naive(bench, swap_cells))
+    def do_naive() -> dict[str, Any]:
+        fig, v = measure_naive(bench, swap_cells)
         naive_verdicts.append(v)
+        return fig
 
-    def do_verify_only(r: dict[str, Any]) -> None:
-        r["verify_only"], v, raised = timed(lambda: measure_verify_only(bench, swap_cells))
+    def do_verify_only() -> dict[str, Any]:
+        fig, v, raised = measure_verify_only(bench, swap_cells)
         verify_verdicts.append(v)
         raised_runs.update(raised)
+        return fig
 
     fault_pending: dict[str, Any] = {}
 
-    def do_fault(reuse: bool) -> Callable[[dict[str, Any]], None]:
-        def go(r: dict[str, Any]) -> None:
+    def do_fault(reuse: bool) -> Callable[[], dict[str, Any]]:
+        def go() -> dict[str, Any]:
             key = "fault_on" if reuse else "fault_off"
-            r[key], ledger = timed(lambda: measure_fault(bench, fault_m, reuse))
+            fig, ledger = measure_fault(bench, fault_m, reuse)
             fault_pending[key] = ledger
             if len(fault_pending) == 2:
                 fault_ledgers.append((fault_pending.pop("fault_on"), fault_pending.pop("fault_off")))
+            return fig
 
         return go
 
-    forward = [
-        ("swap", do_swap),
-        ("naive", do_naive),
-        ("verify_only", do_verify_only),
-        ("fault_on", do_fault(True)),
-        ("fault_off", do_fault(False)),
-    ]
-    for i in range(args.repeat):
-        order = forward if i % 2 == 0 else forward[::-1]
-        r: dict[str, Any] = {"order": [name for name, _ in order]}
-        for name, fn in order:
-            print(f"[repeat {i + 1}/{args.repeat}] {name} ...", file=sys.stderr, flush=True)
-            began = perf()
-            fn(r)
-            print(f"    {perf() - began:.1f} s", file=sys.stderr, flush=True)
-        runs.append(r)
-    info["loadavg_end"] = list(os.getloadavg())
+    runs = h.alternate(
+        args.repeat,
+        [
+            ("swap", do_swap),
+            ("naive", do_naive),
+            ("verify_only", do_verify_only),
+            ("fault_on", do_fault(True)),
+            ("fault_off", do_fault(False)),
+        ],
+    )
 
     # -- consistency checks --------------------------------------------------------------------
     warnings: list[str] = []
     if swap_hashes != {swap_m.content_hash}:
         warnings.append("the swap manifest written by `prepare` differs from the one built once")
     swap_ledger = swap_ledgers[-1]
-    if any(ledger_differences(swap_ledgers[0], other) for other in swap_ledgers[1:]):
+    if any(h.differences(swap_ledgers[0], other) for other in swap_ledgers[1:]):
         warnings.append("the swap ledgers differ between repeats")
-    fault_diffs = sorted({cid for on, off in fault_ledgers for cid in ledger_differences(on, off)})
-    fault_across = any(ledger_differences(fault_ledgers[0][0], on) for on, _ in fault_ledgers[1:])
+    fault_diffs = sorted({cid for on, off in fault_ledgers for cid in h.differences(on, off)})
+    fault_across = any(h.differences(fault_ledgers[0][0], on) for on, _ in fault_ledgers[1:])
     if fault_diffs:
         warnings.append(
             f"fault ledgers with reuse on and off differ in {len(fault_diffs)} cell(s), e.g. {fault_diffs[:3]}"
@@ -451,31 +366,30 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     n_swap = len(swap_cells)
     fig: dict[str, Any] = {
-        "adapter_load_s": adapter_load_s,
-        "env_load_s": env_load_s,
+        **loads,
         "swap_manifest_once_s": swap_manifest_once_s,
         "fault_manifest_once_s": fault_manifest_once_s,
-        "swap_build_s": median_of(runs, "swap", "build_s"),
-        "swap_scoring_s": median_of(runs, "swap", "score_s"),
-        "swap_scorer_sum_s": median_of(runs, "swap", "scorer_sum_s"),
-        "naive_s": median_of(runs, "naive", "total_s"),
-        "verify_only_s": median_of(runs, "verify_only", "verify_s"),
-        "verify_only_setup_s": median_of(runs, "verify_only", "setup_s"),
-        "fault_on_s": median_of(runs, "fault_on", "total_s"),
-        "fault_off_s": median_of(runs, "fault_off", "total_s"),
+        "swap_build_s": h.median(runs, "swap", "build_s"),
+        "swap_scoring_s": h.median(runs, "swap", "score_s"),
+        "swap_scorer_sum_s": h.median(runs, "swap", "scorer_sum_s"),
+        "naive_s": h.median(runs, "naive", "total_s"),
+        "verify_only_s": h.median(runs, "verify_only", "verify_s"),
+        "verify_only_setup_s": h.median(runs, "verify_only", "setup_s"),
+        "fault_on_s": h.median(runs, "fault_on", "total_s"),
+        "fault_off_s": h.median(runs, "fault_off", "total_s"),
     }
     fig["swap_scoring_per_cell_s"] = fig["swap_scoring_s"] / n_swap
     fig["naive_per_cell_s"] = fig["naive_s"] / n_swap
     fig["verify_only_per_cell_s"] = fig["verify_only_s"] / n_swap
-    fig["ratio_swap_naive"] = fig["swap_scoring_s"] / fig["naive_s"]
-    fig["ratio_swap_verify"] = fig["swap_scoring_s"] / fig["verify_only_s"]
+    # Ratios inside each repeat, their median (the harness's rule).
+    fig["ratio_swap_naive"] = h.ratios(runs, ["swap", "score_s"], ["naive", "total_s"])["median"]
+    fig["ratio_swap_verify"] = h.ratios(runs, ["swap", "score_s"], ["verify_only", "verify_s"])["median"]
     fig["swap_ledger_and_bookkeeping_s"] = fig["swap_scoring_s"] - fig["swap_scorer_sum_s"]
     fig["fault_on_per_cell_s"] = fig["fault_on_s"] / fault_with_run
     fig["fault_off_per_cell_s"] = fig["fault_off_s"] / fault_with_run
-    fig["ratio_fault_on_off"] = fig["fault_on_s"] / fig["fault_off_s"]
+    fig["ratio_fault_on_off"] = h.ratios(runs, ["fault_on", "total_s"], ["fault_off", "total_s"])["median"]
 
     report = {
-        "machine": info,
         "args": {"suites": args.suite, "repeat": args.repeat},
         "swap_manifest_hash": swap_m.content_hash,
         "fault_manifest_hash": fault_m.content_hash,
@@ -484,13 +398,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "median": fig,
         "runs": runs,
     }
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_bytes(msgspec.json.format(msgspec.json.encode(report)))
-
-    print(table(fig, counts, args))
-    for w in warnings:
-        print(f"\nWARNING: {w} (see the JSON).")
-    print(f"\n(all figures: {args.json})")
+    h.finish(h.agentdojo_head(bench, info, args), table(fig, counts), info, args.json, report)
     return 0
 
 

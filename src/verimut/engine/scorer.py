@@ -113,7 +113,9 @@ class Judge:
         wanted = [a for a in reference.actions if self.bench.is_write(a)]
         trace = oracle.trace_differs(wanted, writes, self.trace_args) if self.trace_args else []
         reads_trace = self.bench.reads_trace
-        graded = reads_trace is not None and reads_trace(cell.task) and oracle.writes_differ(wanted, writes)
+        # Whether the verifier reads the trace is asked only of runs whose writes differ (it costs a replay of the
+        # task's reference the first time; a control's writes never differ).
+        graded = reads_trace is not None and oracle.writes_differ(wanted, writes) and reads_trace(cell.task)
         if graded and self.bench.idle_writes is not None:  # leaving out a call that changed nothing: state decides
             idle = [reference.actions[i] for i in self.bench.idle_writes(cell.task)]
             graded = not oracle.only_left_out(wanted, writes, idle)
@@ -255,7 +257,8 @@ class Scorer:
         # The adapter's one-line explanations, by (task, collections): AgentDojo's reads the verifier's
         # source, which costs more than scoring a cheap cell, and many cells of a task miss the same.
         self._explained: dict[tuple[str, tuple[str, ...]], str | None] = {}
-        self._last_changed: tuple[Any, Any, list[str], list[oracle.CollectionDiff]] | None = None
+        # The swap column being scored: its start and end snapshots, and its diff by way of seeing (`_changed`).
+        self._column: tuple[Any, Any, dict[tuple[str, ...], list[oracle.CollectionDiff]]] | None = None
 
     def reference_end(self, task: str) -> Any:
         if task not in self._reference_end:
@@ -515,13 +518,15 @@ class Scorer:
     def _changed(self, done: Replay, ignore: list[str]) -> list[oracle.CollectionDiff]:
         """What a swap column's run changed from its start, seen as the grading task sees state (`ignore`). With
         a forking adapter every cell of the column shares the kept start and end snapshots, so the diff is
-        computed once per column (and per way of seeing), not per cell."""
-        last = self._last_changed
-        if last is not None and last[0] is done.start and last[1] is done.end and last[2] == ignore:
-            return last[3]
-        have = oracle.compare(done.start, done.end, ignore, base=done.start)
-        self._last_changed = (done.start, done.end, ignore, have)
-        return have
+        computed once per column and per way of seeing (the grading tasks of a suite see it in a few ways: a
+        declaration some of them grade is their state), not per cell."""
+        column = self._column
+        if column is None or column[0] is not done.start or column[1] is not done.end:
+            column = self._column = (done.start, done.end, {})
+        key = tuple(ignore)
+        if key not in column[2]:
+            column[2][key] = oracle.compare(done.start, done.end, ignore, base=done.start)
+        return column[2][key]
 
     @staticmethod
     def _verdict(call: Callable[[], Verdict]) -> Heard:

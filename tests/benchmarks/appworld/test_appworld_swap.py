@@ -7,6 +7,7 @@ models, so no other task's run may pass it; a run of task i's own calls may, fro
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -21,8 +22,10 @@ if not PYTHON.exists():
         "AppWorld's environment .venv-appworld is missing: scripts/install-appworld.sh", allow_module_level=True
     )
 
+from verimut import api
 from verimut.adapters import appworld as adapter
 from verimut.adapters.remote import Handle, Remote
+from verimut.core.benchmark import resolve
 
 TASKS = ("noteupdate_1", "noteupdate_2", "venmosend_1")
 
@@ -93,3 +96,17 @@ def test_verify_as_accepts_task_is_own_run_and_agrees_with_verify(bench):
 
 def test_verify_as_is_announced(bench):
     assert bench.verify_as is not None
+
+
+def test_graded_in_place_the_census_says_what_a_replay_per_cell_says(census, tmp_path):
+    """One replay per run, every evaluator of its row on that end (each on its own copy of it), gives each cell
+    the outcome and evidence a fresh replay per cell gives."""
+    bench = adapter.create(appworld_python=str(PYTHON))
+    per_cell = dataclasses.replace(resolve(bench), grades_in_place=False)
+    assert resolve(bench).grades_in_place  # the census grades in place by default
+    api.swap(per_cell, tmp_path / "per-cell", tasks=TASKS)  # in process, as the census fixture
+
+    def said(out: Path) -> dict[str, Any]:
+        return {c: {k: v for k, v in r.items() if k != "seconds"} for c, r in rows(out).items()}
+
+    assert said(tmp_path / "per-cell") == said(census)

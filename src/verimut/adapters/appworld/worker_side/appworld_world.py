@@ -12,7 +12,9 @@ earlier episodes are finished with.
   but api_docs, and any model the episode changed), keyed by model and id, read before the
   evaluator runs.
 - The verifier is the task's shipped evaluator, unmodified, with its per-test results; `verify_as`
-  calls another task's evaluator on an episode the way AppWorld's own `evaluate_task` calls it.
+  calls another task's evaluator on an episode the way AppWorld's own `evaluate_task` calls it, on a copy of
+  the episode's end, so the live world stays as the run left it for the row's next evaluator
+  (`grades_in_place`: the swap census replays each run once and grades it with every verifier of its row).
 - A run's answer is what it submits with `supervisor.complete_task(answer=...)` (the answer channel): the
   evaluator reads it back from the supervisor's Task row, and `test.answer` compares it with the task's.
 """
@@ -47,6 +49,9 @@ def _plain(value: Any) -> Any:
 class AppWorldBench:
     name = "appworld"
     telemetry = ()
+    # The swap census grades each reference run's end in place: one replay per run, every verifier of the row on
+    # that end (`verify_as` grades a copy of it, so no evaluator can change what the next one reads).
+    grades_in_place = True
     # verimut's AnswerChannel, in JSON terms (this side cannot import verimut): the answer is the `answer`
     # argument of the run's last complete_task call; an action's name is "app.api".
     answer_channel: ClassVar[dict[str, str]] = {
@@ -196,6 +201,11 @@ class AppWorldBench:
         supervisor and the frozen date are `task`'s. The answer the evaluator reads is the one the
         run itself submitted (it is in the end state), never `task`'s gold answer. The report file
         `evaluate_task` writes is not written: it would be filed under the episode's own task.
+
+        The end is loaded, as `evaluate_task` loads it, from what the world saved after its last execution,
+        but into an in-memory database of its own (`evaluate_task` loads it over the world's live one): an
+        evaluator that writes writes a copy, and the live world stays as the run left it, for the next
+        evaluator of the census's row (`grades_in_place`).
         """
         from appworld.apps.api_lib import set_local_date_and_time
         from appworld.apps.model_lib import get_db_home_path
@@ -211,7 +221,9 @@ class AppWorldBench:
             raise RuntimeError(f"the task {task} was generated with db_version {graded.db_version}, not {DB_VERSION}")
         ran = world.task_id
         start = Task.load(task_id=ran, load_ground_truth=False).model_collection
-        end_in_memory = get_db_home_path(storage_type="memory", type="task_output", task_id=ran)
+        # One name per ran task (the same copy reused by each evaluator of its row): AppWorld caches a connection
+        # per in-memory name until the next reset closes them all.
+        end_in_memory = get_db_home_path(storage_type="memory", type="task_output", task_id=f"{ran}-graded-copy")
         end_on_disk = os.path.join(path_store.experiment_outputs, world.experiment_name, "tasks", ran, "dbs")
         end = ModelCollection.load(
             to_db_home_path=end_in_memory, from_db_home_path=end_on_disk, load_apps=graded.allowed_apps
