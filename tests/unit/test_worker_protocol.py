@@ -92,6 +92,7 @@ def test_the_worker_serves_every_capability_it_announces(tmp_path, monkeypatch):
         "kind": {"task": "t/inject"},
         "reads_trace": {"task": "t/inject"},
         "patch": {"episode": episode, "path": ["log"], "value": ["seen"]},
+        "verify_reading": {"episode": episode, "run": run},
     }
     monkeypatch.setenv("REMOTE_KINDS_CLOSED", str(tmp_path / "closed"))
     answers = {name: server.call(name, params[name]) for name in CAPABILITIES if name != "close"}

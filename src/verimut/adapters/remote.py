@@ -30,6 +30,7 @@ from verimut.core.benchmark import CAPABILITIES, Verdict
 from verimut.core.children import die_with_parent
 from verimut.core.errors import AuditError, BenchmarkCrash, InfrastructureError
 from verimut.core.forms import FormFacts
+from verimut.core.reads import Reads
 from verimut.core.run import Action, Run, Step
 
 WORKER = Path(__file__).resolve().parent / "worker.py"
@@ -117,6 +118,9 @@ class Remote:
         self.kind: Callable[[str], str] | None = self._kind if "kind" in has else None
         self.reads_trace: Callable[[str], bool] | None = self._reads_trace if "reads_trace" in has else None
         self.patch: Callable[[Handle, Sequence[str], Any], None] | None = self._patch if "patch" in has else None
+        self.verify_reading: Callable[[Handle, Run], tuple[Verdict, Reads]] | None = (
+            self._verify_reading if "verify_reading" in has else None
+        )
         self._attributes(hello.get("attributes") or {})
 
     def _attributes(self, given: Mapping[str, Any]) -> None:
@@ -318,6 +322,10 @@ class Remote:
 
     def _patch(self, episode: Handle, path: Sequence[str], value: Any) -> None:
         self._call("patch", episode=self._handle(episode), path=list(path), value=value)
+
+    def _verify_reading(self, episode: Handle, run: Run) -> tuple[Verdict, Reads]:
+        verdict, reads = self._call("verify_reading", episode=self._handle(episode), run=msgspec.to_builtins(run))
+        return msgspec.convert(verdict, Verdict), msgspec.convert(reads, Reads)
 
 
 def _died(reason: str, code: int | None) -> BenchmarkCrash:

@@ -50,7 +50,18 @@ def _load(spec: str) -> Any:
 
 
 # The optional methods verimut may call (verimut.core.benchmark.CAPABILITIES), announced in the first line.
-CAPABILITIES = ("fork", "verify_as", "explain", "verifier_source", "form", "close", "kind", "reads_trace", "patch")
+CAPABILITIES = (
+    "fork",
+    "verify_as",
+    "explain",
+    "verifier_source",
+    "form",
+    "close",
+    "kind",
+    "reads_trace",
+    "patch",
+    "verify_reading",
+)
 # The optional attributes verimut reads (the other fields of verimut.core.benchmark.Adapter), announced with
 # their values.
 ATTRIBUTES = (
@@ -152,6 +163,9 @@ class Server:
         if method == "patch":
             a.patch(self._episode(p["episode"]), list(p["path"]), p["value"])
             return None
+        if method == "verify_reading":  # (verdict, reads): reads as {"value": [...], "keys": [...], "whole": [...]}
+            verdict, reads = a.verify_reading(self._episode(p["episode"]), p["run"])
+            return [verdict, reads]
         raise ValueError(f"unknown method {method!r}")
 
 

@@ -10,9 +10,11 @@ from typing import Any, NamedTuple, TypeVar, cast
 
 import msgspec
 
+from verimut.core import reads as read_sets
 from verimut.core.benchmark import Adapter, Verdict
 from verimut.core.errors import AuditError, BenchmarkCrash, InfrastructureError, Machinery
 from verimut.core.guard import VerdictError
+from verimut.core.reads import Reads
 from verimut.core.records import Cell, CellResult, Difference, Evidence, Manifest, Outcome, TaskFacts, bounded
 from verimut.core.replay import REPLAY_TRIES, Replay, Replayer, passing_replay
 from verimut.core.run import Action, Run, Step
@@ -350,7 +352,7 @@ class Scorer:
             if seen:
                 telemetry = _capped({d.collection: d.counts() for d in seen})
         run = cell.run
-        heard = self._verdict(lambda: self.bench.verify(done.episode, run))
+        heard, reads = self._verify_reading(done.episode, run)
         verdict = heard.verdict
         if verdict is None:
             evidence = Evidence(
@@ -372,6 +374,7 @@ class Scorer:
             changed_from_start=changed,
             telemetry_differs=telemetry,
             error=error,
+            reads=reads,
             verifier=_capped(verdict.detail),
             unobserved_through=compared.unobserved_through,
             observed_by=_capped(compared.observed_by),
@@ -422,7 +425,7 @@ class Scorer:
         elif (
             outcome is Outcome.FALSE_ACCEPT and vs_reference and compared.answer is None
         ):  # (a trace-only one keeps the trace's reason, above)
-            reason = self._why_missed(cell.task, [d.collection for d in vs_reference])
+            reason = self._why_missed(cell.task, vs_reference, reads)
         elif outcome is Outcome.CONTROL_PASS and tries > 1:
             reason = f"passed on replay {tries} of at most {REPLAY_TRIES}: this benchmark's replays vary"
         elif outcome is Outcome.CONTROL_FAIL:
@@ -523,11 +526,31 @@ class Scorer:
             return Heard(why=f"verifier raised {type(e).__name__}: {e}", traceback=raised)
         return Heard(verdict=verdict)
 
-    def _why_missed(self, task: str, collections: list[str]) -> str | None:
+    def _verify_reading(self, episode: Any, run: Run) -> tuple[Heard, Reads | None]:
+        """The verdict, and what the verifier read while it ran where the adapter records it (else None)."""
+        verify_reading = self.bench.verify_reading
+        if verify_reading is None:
+            return self._verdict(lambda: self.bench.verify(episode, run)), None
+        got: list[Reads] = []
+
+        def call() -> Verdict:
+            verdict, reads = verify_reading(episode, run)
+            got.append(reads)
+            return verdict
+
+        return self._verdict(call), (got[0] if got else None)
+
+    def _why_missed(self, task: str, differs: list[oracle.CollectionDiff], reads: Reads | None) -> str | None:
+        """From what the verifier read, measured; else the adapter's explanation, labelled a source-text guess."""
+        if reads is not None:
+            located = self.bench.verifier_source(task) if self.bench.verifier_source is not None else None
+            name = f"{located[2]}()" if located is not None else f"{task}'s verifier"
+            return read_sets.explain(name, reads, [read_sets.differing(d) for d in differs])
         explain = self.bench.explain
         if explain is None:
             return None
-        key = (task, tuple(collections))
+        key = (task, tuple(d.collection for d in differs))
         if key not in self._explained:
-            self._explained[key] = explain(task, collections)
+            said = explain(task, list(key[1]))
+            self._explained[key] = None if said is None else f"{said} (a guess from the verifier's source text)"
         return self._explained[key]
