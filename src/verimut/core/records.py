@@ -328,6 +328,9 @@ class Evidence(msgspec.Struct, frozen=True, omit_defaults=True):
     reward: float | None = None  # the reward function's number for the run (Verdict.reward), when it gives one
     # What the verifier read while it ran (an adapter with `verify_reading`; core/reads.py): the read map's source.
     reads: Reads | None = None
+    # A control's: each collection of the end state its verifier did not read, flipped on a copy -> whether the
+    # verdict held (True: a confirmed blind spot; engine/blind_spots.py).
+    unread_flipped: dict[str, bool] | None = None
 
 
 class CellResult(msgspec.Struct, frozen=True):

@@ -18,6 +18,7 @@ from verimut.core.reads import Reads
 from verimut.core.records import Cell, CellResult, Difference, Evidence, Manifest, Outcome, TaskFacts, bounded
 from verimut.core.replay import REPLAY_TRIES, Replay, Replayer, passing_replay
 from verimut.core.run import Action, Run, Step
+from verimut.engine import blind_spots
 from verimut.engine.classify import classify, classify_swap
 from verimut.grammar import alternatives, answers, oos
 from verimut.grammar.faults import spec_of
@@ -383,6 +384,9 @@ class Scorer:
             answer_differs=_capped(compared.answer),
             reward=verdict.reward,
         )
+        if cell.is_control and reads is not None:  # its verifier's unread collections, flipped: blind spots
+            flipped = blind_spots.flip_unread(self.bench, done.episode, run, done.end, reads, verdict.passed)
+            evidence = msgspec.structs.replace(evidence, unread_flipped=flipped)
         outcome = outcome_of(cell, done.failed_at is None, verdict.passed, compared)
         reason: str | None = None
         if outcome is Outcome.VACUOUS:
