@@ -14,7 +14,6 @@ It records reads with verimut's recording view (adapters/recording.py) and sets 
 from __future__ import annotations
 
 from framebench import TASKS, FrameBench, expected_end
-
 from verimut import Verdict
 from verimut.adapters.recording import recorded
 from verimut.core.reads import STATE

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from readbench import ReadBench
 
+from readbench import ReadBench
 from verimut.api import audit
 from verimut.executors.inprocess import InProcess
 from verimut.findings import read_map
