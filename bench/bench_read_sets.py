@@ -12,7 +12,8 @@ recording: `verify`, and a reason from the adapter's source-text `explain`). Med
 
 `reasons`: for every confirmed false accept of an audit whose cells recorded reads, the reason the source-text
 search gives (AgentDojo's `explain`, which looks for the collection's field names in the verifier's source) against
-the measurement: per differing collection, does each say the verifier read it or never did? A reason *changes*
+the measurement (the reason the audit wrote: its "never read" part): per differing collection, does each say the
+verifier read it or never did? A reason *changes*
 when one collection is said read by one and never read by the other. Writes the changed cells' ids (the input of
 precision/read_sets_agentdojo.py).
 """
@@ -31,7 +32,6 @@ from typing import Any
 
 from verimut import adapters
 from verimut import api as audit_mod
-from verimut.core.reads import STATE, Reads, reads_collection
 from verimut.oracle.state import NEW
 
 
@@ -63,6 +63,13 @@ def _old_unread(said: str | None) -> set[str]:
     return {c.strip() for c in said.split("never reads ", 1)[1].split(",")}
 
 
+def _measured_unread(said: str | None) -> set[str]:
+    """The collections a measured reason (core/reads.explain) says the verifier never read."""
+    if not said or "never read " not in said:
+        return set()
+    return {c.strip() for c in said.split("never read ", 1)[1].split(";")[0].split(",")}
+
+
 def reasons(args: argparse.Namespace) -> dict[str, Any]:
     audit_dir = Path(args.audit)
     rows = [json.loads(line) for line in (audit_dir / "cells.jsonl").read_text().splitlines() if line.strip()]
@@ -77,11 +84,11 @@ def reasons(args: argparse.Namespace) -> dict[str, Any]:
         with_reads += 1
         collections = [d["collection"] for d in r["evidence"]["differs_from_reference"]]
         old_never = _old_unread(bench.explain(r["task"], collections))
-        state = Reads(**r["evidence"]["reads"]).under(STATE)
+        new_never = _measured_unread(r["reason"])
         moved = {}
         for c in collections:
             old = "never" if c in old_never else "read"
-            new = "read" if reads_collection(state, c.removesuffix(NEW)) else "never"
+            new = "never" if c.removesuffix(NEW) in new_never else "read"
             if old != new:
                 moved[c] = {"source_text": old, "measured": new}
         if moved:

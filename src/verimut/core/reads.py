@@ -63,9 +63,18 @@ def _inside(path: str, collection: str) -> bool:
     return collection == "" or path == collection or path.startswith(collection + ".")
 
 
-def reads_collection(reads: Reads, collection: str) -> bool:
-    """Whether the verifier took anything out of `collection` (state paths, the root taken off)."""
-    if any(_inside(p, collection) for p in (*reads.value, *reads.whole)):
+def reads_collection(reads: Reads, collection: str, known: Iterable[str] = ()) -> bool:
+    """Whether the verifier took anything out of `collection` (state paths, the root taken off).
+
+    `known` are the state's other collections: a read inside one nested in `collection` (`bank_account.transactions`
+    inside the fields of `bank_account`) is that one's, not `collection`'s.
+    """
+    nested = [k for k in known if k != collection and _inside(k, collection)]
+
+    def lands(path: str) -> bool:
+        return _inside(path, collection) and not any(_inside(path, k) for k in nested)
+
+    if any(lands(p) for p in (*reads.value, *reads.whole)):
         return True
     if any(_inside(collection, w) for w in reads.whole):
         return True
@@ -73,13 +82,14 @@ def reads_collection(reads: Reads, collection: str) -> bool:
     return collection in reads.keys
 
 
-def fields_read(reads: Reads, collection: str) -> list[str]:
+def fields_read(reads: Reads, collection: str, known: Iterable[str] = ()) -> list[str]:
     """The fields of `collection`'s records the verifier took (`*` when it read whole records or all of it)."""
     if any(_inside(collection, w) for w in reads.whole):
         return ["*"]
+    nested = [k for k in known if k != collection and _inside(k, collection)]
     found: set[str] = set()
     for p in (*reads.value, *reads.whole):
-        if not p.startswith(collection + "."):
+        if not p.startswith(collection + ".") or any(_inside(p, k) for k in nested):
             continue
         rest = p[len(collection) + 1 :].split(".")
         # rest[0] is a record's key (or a scalar field of a collection of fields); rest[1] its field
@@ -107,11 +117,13 @@ def calls_read(reads: Reads) -> list[str]:
     return sorted({p.split(".")[0] for p in (*reads.value, *reads.whole) if p}, key=lambda s: (len(s), s))
 
 
-def explain(verifier: str, reads: Reads, differs: Sequence[tuple[str, list[str], str]]) -> str:
+def explain(
+    verifier: str, reads: Reads, differs: Sequence[tuple[str, list[str], str]], known: Sequence[str] = ()
+) -> str:
     """Why a verifier passed a state that differs from the reference's, from what it read.
 
     `differs` is, per differing collection: its name, the fields of its changed records that differ, and its
-    records added or removed ("1 added", or ""). Each collection is either never read, or read, and then the
+    records added or removed ("1 added", or ""); `known`, the state's collections. Each collection is either never read, or read, and then the
     part that differs is named: a field it never took, the record list it never took (it reached only for the
     records it expected), or, where it read all of that, that it read it and passed.
     """
@@ -119,10 +131,10 @@ def explain(verifier: str, reads: Reads, differs: Sequence[tuple[str, list[str],
     never: list[str] = []
     parts: list[str] = []
     for collection, fields, membership in differs:
-        if not reads_collection(state, collection):
+        if not reads_collection(state, collection, known):
             never.append(collection)
             continue
-        took = fields_read(state, collection)
+        took = fields_read(state, collection, known)
         every = "*" in took
         how = "every field" if every else ("fields " + ", ".join(took) if took else "its record list")
         why = []

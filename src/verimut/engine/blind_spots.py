@@ -26,7 +26,8 @@ from verimut.oracle import state as oracle
 def unread(end: Any, reads: Reads) -> list[str]:
     """The collections of the end state `end` (a snapshot) that the verifier took nothing out of."""
     state = reads.under(STATE)
-    return [c for c in oracle.collections(end) if c and not reads_collection(state, c)]
+    every = list(oracle.collections(end))
+    return [c for c in every if c and not reads_collection(state, c, every)]
 
 
 def flip_unread(bench: Adapter, episode: Any, run: Run, end: Any, reads: Reads, passed: bool) -> dict[str, bool] | None:

@@ -429,7 +429,7 @@ class Scorer:
         elif (
             outcome is Outcome.FALSE_ACCEPT and vs_reference and compared.answer is None
         ):  # (a trace-only one keeps the trace's reason, above)
-            reason = self._why_missed(cell.task, vs_reference, reads)
+            reason = self._why_missed(cell.task, vs_reference, reads, reference_end)
         elif outcome is Outcome.CONTROL_PASS and tries > 1:
             reason = f"passed on replay {tries} of at most {REPLAY_TRIES}: this benchmark's replays vary"
         elif outcome is Outcome.CONTROL_FAIL:
@@ -544,12 +544,15 @@ class Scorer:
 
         return self._verdict(call), (got[0] if got else None)
 
-    def _why_missed(self, task: str, differs: list[oracle.CollectionDiff], reads: Reads | None) -> str | None:
+    def _why_missed(
+        self, task: str, differs: list[oracle.CollectionDiff], reads: Reads | None, end: Any = None
+    ) -> str | None:
         """From what the verifier read, measured; else the adapter's explanation, labelled a source-text guess."""
         if reads is not None:
             located = self.bench.verifier_source(task) if self.bench.verifier_source is not None else None
             name = f"{located[2]}()" if located is not None else f"{task}'s verifier"
-            return read_sets.explain(name, reads, [read_sets.differing(d) for d in differs])
+            known = list(oracle.collections(end)) if end is not None else []
+            return read_sets.explain(name, reads, [read_sets.differing(d) for d in differs], known)
         explain = self.bench.explain
         if explain is None:
             return None

@@ -86,16 +86,20 @@ def build(m: Manifest, rows: Mapping[str, CellResult]) -> ReadMap | None:
             calls.setdefault(row.task, []).append(row)
     if not calls:
         return None
+    flips: dict[str, dict[str, bool]] = {}
+    seen: dict[str, set[str]] = {}  # suite -> every collection of its state known: written, or flipped as unread
+    for task, mine in calls.items():
+        flips[task] = {}
+        for r in mine:
+            flips[task].update(r.evidence.unread_flipped or {})
+        seen.setdefault(suite_of(task), set(reachable.get(suite_of(task), set()))).update(flips[task])
     verifiers: dict[str, VerifierMap] = {}
     for task in sorted(calls, key=natural):
         suite = suite_of(task)
-        mine = calls[task]
-        states = [r.evidence.reads.under(STATE) for r in mine if r.evidence.reads is not None]
-        flipped: dict[str, bool] = {}
-        for r in mine:
-            flipped.update(r.evidence.unread_flipped or {})
-        universe = sorted(reachable.get(suite, set()) | set(flipped), key=natural)
-        shares = {c: sum(reads_collection(s, c) for s in states) for c in universe}
+        states = [r.evidence.reads.under(STATE) for r in calls[task] if r.evidence.reads is not None]
+        flipped = flips[task]
+        universe = sorted(seen[suite], key=natural)
+        shares = {c: sum(reads_collection(s, c, universe) for s in states) for c in universe}
         level = {c: ALWAYS if n == len(states) else NEVER if n == 0 else SOMETIMES for c, n in shares.items()}
         spots = []
         for c in universe:
