@@ -56,8 +56,12 @@ def test_a_read_through_a_helper_and_a_comprehension_is_still_seen(audited):
 
 def test_a_whole_state_verifier_has_no_blind_spot(audited):
     s, rows, _ = audited
-    assert rows["frame/contact:control"]["evidence"]["reads"] == {"whole": ["state"]}
-    assert s.read_map.verifiers["frame/contact"].blind_spots == []
+    # An equality with the expected end, key by key: on the control every collection is equal, so each is compared;
+    # on an edited run whose to-dos differ the equality stops there (todos come first), so the others only sometimes.
+    assert rows["frame/contact:control"]["evidence"]["unread_flipped"] == {}
+    v = s.read_map.verifiers["frame/contact"]
+    assert v.collections == {"contacts": "sometimes", "settings": "sometimes", "todos": "always"}
+    assert v.blind_spots == []
 
 
 def test_a_read_the_recording_misses_is_caught_by_its_flip(audited):

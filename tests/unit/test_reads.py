@@ -53,11 +53,30 @@ def test_a_method_of_the_model_is_read_through():
     assert reads.whole == ["state.users"]
 
 
-def test_equality_with_a_model_not_recorded_holds_and_reads_it_whole():
+def test_an_equality_with_a_model_not_recorded_holds_and_reads_what_it_compares():
     s, other = _slack(), _slack()
     same, reads = recorded({"state": s}, lambda v: v["state"].channels["general"] == other.channels["general"])
     assert same is True
-    assert reads.whole == ["state.channels.general"]
+    assert reads.value == [
+        "state.channels.general.messages.m1.body",
+        "state.channels.general.messages.m1.id_",
+        "state.channels.general.messages.m1.read",
+        "state.channels.general.messages.m2.body",
+        "state.channels.general.messages.m2.id_",
+        "state.channels.general.messages.m2.read",
+        "state.channels.general.name",
+    ]
+
+
+def test_an_equality_stops_reading_where_the_first_field_differs():
+    # `pre == post` as AgentDojo's workspace/user_task_0 writes it: the users differ, so the channels are never
+    # compared (pydantic's equality stops there), and the recording says so.
+    pre, post = _slack(), _slack()
+    post.users.append("eve")
+    same, reads = recorded({"state": post}, lambda v: pre == v["state"])
+    assert same is False
+    assert reads == Reads(keys=["state.users"])
+    assert not reads_collection(reads.under("state"), "channels.general.messages")
 
 
 def test_the_classes_are_left_as_they_were_also_when_the_verifier_raises():

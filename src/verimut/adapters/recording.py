@@ -6,11 +6,14 @@ the paths it read under each root (core/reads.py says what a read is). Nothing o
 - objects (pydantic models, plain class instances): for the length of the call, their classes get a
   `__getattribute__` that notes each instance attribute taken from an object reached from a root, and passes
   every lookup on to the class's own. Methods run as they are; the fields they take are noted in turn. Taking
-  `__dict__`, a dump or a copy reads the object whole (that is how a pydantic equality or a diff reads).
+  `__dict__`, a dump or a copy reads the object whole (how a diff reads). An equality between two objects of
+  one class (`pre_environment == post_environment`) is done field by field, stopping at the first that differs,
+  as the class's own would: it reads what it compared, not what it never reached;
   The classes are put back as they were when the call ends (also when it raises);
 - dicts and lists reached from a root are handed out as recording copies of themselves (a dict or list
   subclass, so `isinstance` and equality hold): a key taken is a value read, listing or counting their
-  members a keys read, anything else (an equality, a slice, a method not below) a whole read. Being shallow
+  members a keys read, an equality key by key (as above), anything else (a slice, a method not below) a whole
+  read. Being shallow
   copies, a write the verifier makes into one is not kept in the state (AgentDojo's verifiers write nothing).
 
 The recorder is per thread: a thread that is not recording passes through the hooked classes untouched.
@@ -60,6 +63,11 @@ class _Recorder:
     def read(self, path: Path, how: str) -> None:
         self.seen.add((path, how))
 
+    def same(self, path: Path, value: Any) -> None:
+        """An equality found `value` at `path` to be the very object it was compared with: its verdict rests on
+        all of it."""
+        self.read(path, VALUE if isinstance(value, _SCALARS) else WHOLE)
+
     def view(self, value: Any, path: Path) -> Any:
         """`value`, as the verifier gets it at `path`: a recording copy, a registered object, or as it is."""
         if isinstance(value, _SCALARS):
@@ -96,12 +104,15 @@ def _current() -> _Recorder | None:
 
 
 class _Hook:
-    """A class's recording lookup: how many recorders use it, and what it replaced."""
+    """A class's recording members: how many recorders use them, and what they replaced."""
 
-    def __init__(self, own: Any, lookup: Any) -> None:
+    def __init__(self, cls: type) -> None:
         self.users = 1
-        self.own = own  # the class's own `__getattribute__` (its __dict__'s), or None: put back when done
-        self.lookup = lookup  # the lookup the class had, to pass every attribute on to
+        # The class's own members (its __dict__'s), or None: put back, or deleted, when done.
+        self.own = {name: cls.__dict__.get(name) for name in _HOOKED}
+        inherited = cls.__getattribute__
+        self.lookup = object.__getattribute__ if inherited is _getattribute else inherited
+        self.eq = cls.__eq__  # the equality it had, called where a comparison is not one of recorded objects
 
 
 _hooked: dict[type, _Hook] = {}
@@ -109,7 +120,8 @@ _hooked: dict[type, _Hook] = {}
 
 def _getattribute(self: Any, name: str) -> Any:
     hook = _hooked.get(type(self))
-    value = (hook.lookup if hook is not None else object.__getattribute__)(self, name)
+    lookup: Any = hook.lookup if hook is not None else object.__getattribute__
+    value = lookup(self, name)
     rec = _current()
     if rec is None:
         return value
@@ -128,16 +140,61 @@ def _getattribute(self: Any, name: str) -> Any:
     return value
 
 
+def _eq(self: Any, other: Any) -> Any:
+    """An equality of objects of one class, field by field in their order, stopping at the first that differs, as a
+    dataclass's or pydantic's does: so a comparison that stops at `inbox` reads nothing of `calendar`."""
+    rec = _current()
+    hook = _hooked.get(type(self))
+    fallback: Any = hook.eq if hook is not None else object.__eq__
+    if rec is None or type(other) is not type(self):
+        return fallback(self, other)
+    if id(self) not in rec.paths and id(other) in rec.paths:
+        self, other = other, self  # pre == post: read from the recorded side
+    path = rec.paths.get(id(self))
+    mine, theirs = _fields_of(self), _fields_of(other)
+    if path is None or mine is None or theirs is None or set(mine) != set(theirs) or _extras_differ(self, other):
+        return fallback(self, other)
+    for name, value in mine.items():
+        if value is theirs[name]:
+            rec.same((*path, name), value)
+            continue
+        if not rec.view(value, (*path, name)) == theirs[name]:  # noqa: SIM201  (an equality, as the class's: not `!=`)
+            return False
+    return True
+
+
+def _fields_of(obj: Any) -> dict[str, Any] | None:
+    try:
+        found = object.__getattribute__(obj, "__dict__")
+    except AttributeError:
+        return None
+    return found if isinstance(found, dict) else None
+
+
+def _extras_differ(a: Any, b: Any) -> bool:
+    """What a pydantic equality also compares besides the fields (private attributes, extra fields)."""
+    for name in ("__pydantic_private__", "__pydantic_extra__"):
+        try:
+            if object.__getattribute__(a, name) != object.__getattribute__(b, name):
+                return True
+        except AttributeError:
+            continue
+    return False
+
+
+_HOOKED = ("__getattribute__", "__eq__")
+
+
 def _hook(cls: type) -> None:
     with _lock:
         hook = _hooked.get(cls)
         if hook is not None:
             hook.users += 1
             return
-        inherited = cls.__getattribute__
-        lookup = object.__getattribute__ if inherited is _getattribute else inherited
-        _hooked[cls] = _Hook(cls.__dict__.get("__getattribute__"), lookup)
+        _hooked[cls] = _Hook(cls)
         type.__setattr__(cls, "__getattribute__", _getattribute)
+        if cls.__eq__ is not object.__eq__:  # a class with no equality of its own compares by identity: kept
+            type.__setattr__(cls, "__eq__", _eq)
 
 
 def _unhook(cls: type) -> None:
@@ -147,10 +204,11 @@ def _unhook(cls: type) -> None:
         if hook.users:
             return
         del _hooked[cls]
-        if hook.own is None:
-            type.__delattr__(cls, "__getattribute__")
-        else:
-            type.__setattr__(cls, "__getattribute__", hook.own)
+        for name, own in hook.own.items():
+            if own is not None:
+                type.__setattr__(cls, name, own)
+            elif name in cls.__dict__:
+                type.__delattr__(cls, name)
 
 
 def recorded(roots: Mapping[str, Any], call: Callable[[dict[str, Any]], T]) -> tuple[T, Reads]:
@@ -232,9 +290,22 @@ class _RecordingDict(dict):  # type: ignore[type-arg]
         self._rec.read(self._path, KEYS)
         return [(k, self._child(k)) for k in dict.keys(self)]
 
-    def __eq__(self, other: object) -> bool:
-        self._rec.read(self._path, WHOLE)
-        return dict.__eq__(self, other)
+    def __eq__(self, other: object) -> Any:
+        """dict's equality, key by key in order, stopping at the first that differs (what it read, and no more)."""
+        if not isinstance(other, dict):
+            return NotImplemented
+        self._rec.read(self._path, KEYS)
+        if dict.__len__(self) != dict.__len__(other):
+            return False
+        for key in dict.keys(self):
+            if not dict.__contains__(other, key):
+                return False
+            mine, theirs = dict.__getitem__(self, key), dict.__getitem__(other, key)
+            if mine is theirs:
+                self._rec.same((*self._path, str(key)), mine)
+            elif not self._child(key) == theirs:
+                return False
+        return True
 
     def __ne__(self, other: object) -> bool:
         return not self == other
@@ -304,9 +375,20 @@ class _RecordingList(list):  # type: ignore[type-arg]
         self._rec.read(self._path, WHOLE)
         return list.__contains__(self, item)
 
-    def __eq__(self, other: object) -> bool:
-        self._rec.read(self._path, WHOLE)
-        return list.__eq__(self, other)
+    def __eq__(self, other: object) -> Any:
+        """list's equality, element by element, stopping at the first that differs."""
+        if not isinstance(other, list):
+            return NotImplemented
+        self._rec.read(self._path, KEYS)
+        if list.__len__(self) != list.__len__(other):
+            return False
+        for i in range(list.__len__(self)):
+            mine, theirs = list.__getitem__(self, i), list.__getitem__(other, i)
+            if mine is theirs:
+                self._rec.same((*self._path, _key(mine, i)), mine)
+            elif not self._element(i) == theirs:
+                return False
+        return True
 
     def __ne__(self, other: object) -> bool:
         return not self == other

@@ -559,5 +559,9 @@ class Scorer:
         key = (task, tuple(d.collection for d in differs))
         if key not in self._explained:
             said = explain(task, list(key[1]))
-            self._explained[key] = None if said is None else f"{said} (a guess from the verifier's source text)"
+            self._explained[key] = (
+                None
+                if said is None
+                else f"{said} (a guess from the verifier's source text, not measured: this adapter does not record reads)"
+            )
         return self._explained[key]
