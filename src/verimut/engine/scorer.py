@@ -247,6 +247,7 @@ class Scorer:
         # The adapter's one-line explanations, by (task, collections): AgentDojo's reads the verifier's
         # source, which costs more than scoring a cheap cell, and many cells of a task miss the same.
         self._explained: dict[tuple[str, tuple[str, ...]], str | None] = {}
+        self._measured: dict[str, tuple[str, list[str]]] = {}  # task -> its verifier's name, its end's collections
         self._last_changed: tuple[Any, Any, list[str], list[oracle.CollectionDiff]] | None = None
 
     def reference_end(self, task: str) -> Any:
@@ -549,9 +550,11 @@ class Scorer:
     ) -> str | None:
         """From what the verifier read, measured; else the adapter's explanation, labelled a source-text guess."""
         if reads is not None:
-            located = self.bench.verifier_source(task) if self.bench.verifier_source is not None else None
-            name = f"{located[2]}()" if located is not None else f"{task}'s verifier"
-            known = list(oracle.collections(end)) if end is not None else []
+            if task not in self._measured:  # (its name reads the verifier's source: once per task, like `explain`)
+                located = self.bench.verifier_source(task) if self.bench.verifier_source is not None else None
+                name = f"{located[2]}()" if located is not None else f"{task}'s verifier"
+                self._measured[task] = (name, list(oracle.collections(end)) if end is not None else [])
+            name, known = self._measured[task]
             return read_sets.explain(name, reads, [read_sets.differing(d) for d in differs], known)
         explain = self.bench.explain
         if explain is None:
