@@ -74,6 +74,9 @@ class Bench:
     def kind(self, task):
         return "injection" if task == "t/inject" else "user"
 
+    def verify_reading(self, episode, run):
+        return self.verify(episode, run), {"value": [f"state.items.{i}" for i in range(len(episode["items"]))]}
+
     def reads_trace(self, task):
         return task == "t/inject"
 

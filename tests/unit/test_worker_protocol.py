@@ -94,6 +94,7 @@ def test_the_worker_serves_every_capability_it_announces(tmp_path, monkeypatch):
         "idle_writes": {"task": "t/inject"},
         "patch": {"episode": episode, "path": ["log"], "value": ["seen"]},
         "page_writes": {"task": "t/add", "run": run},
+        "verify_reading": {"episode": episode, "run": run},
     }
     monkeypatch.setenv("REMOTE_KINDS_CLOSED", str(tmp_path / "closed"))
     answers = {name: server.call(name, params[name]) for name in CAPABILITIES if name != "close"}

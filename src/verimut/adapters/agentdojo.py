@@ -42,8 +42,10 @@ from typing import Any
 from pydantic import BaseModel
 
 from verimut.adapters.base import plain, unknown_task
+from verimut.adapters.recording import recorded
 from verimut.core.benchmark import Verdict
 from verimut.core.errors import AuditError
+from verimut.core.reads import STATE, TRACE, Reads
 from verimut.core.run import Action, AnswerChannel, Run, Step
 from verimut.oracle.state import NEW
 
@@ -315,10 +317,22 @@ class AgentDojo:
             raise AuditError(f"cannot grade a {episode.suite.name} episode with {task!r}: suites differ")
         return self._verify(t, episode, run)
 
-    def _verify(self, task: Any, episode: Episode, run: Run) -> Verdict:
+    def verify_reading(self, episode: Episode, run: Run) -> tuple[Verdict, Reads]:
+        """`verify`, with what the verifier read of the end state (`state`) and of the run's calls (`trace`)
+        recorded as it ran (adapters/recording.py): the same call, on the same objects."""
         from agentdojo.functions_runtime import FunctionCall
 
         traces = [FunctionCall(function=a.name, args=dict(a.args)) for a in run.actions]
+        return recorded(
+            {STATE: episode.env, TRACE: traces},
+            lambda views: self._verify(episode.task, episode, run, views[TRACE]),
+        )
+
+    def _verify(self, task: Any, episode: Episode, run: Run, traces: list[Any] | None = None) -> Verdict:
+        from agentdojo.functions_runtime import FunctionCall
+
+        if traces is None:
+            traces = [FunctionCall(function=a.name, args=dict(a.args)) for a in run.actions]
         check, by_traces = _VERIFIERS[_is_injection(task)]
         said = getattr(task, by_traces)(run.answer, episode.start, episode.env, traces)
         if said is not None:

@@ -31,6 +31,7 @@ from verimut.core.benchmark import CAPABILITIES, Verdict
 from verimut.core.children import at_child_exit, die_with_parent
 from verimut.core.errors import AuditError, BenchmarkCrash, InfrastructureError
 from verimut.core.forms import FormFacts
+from verimut.core.reads import Reads
 from verimut.core.run import Action, Run, Step
 
 WORKER = Path(__file__).resolve().parent / "worker.py"
@@ -121,6 +122,9 @@ class Remote:
         self.patch: Callable[[Handle, Sequence[str], Any], None] | None = self._patch if "patch" in has else None
         self.page_writes: Callable[[str, Run], Sequence[Action]] | None = (
             self._page_writes if "page_writes" in has else None
+        )
+        self.verify_reading: Callable[[Handle, Run], tuple[Verdict, Reads]] | None = (
+            self._verify_reading if "verify_reading" in has else None
         )
         self._attributes(hello.get("attributes") or {})
 
@@ -330,6 +334,10 @@ class Remote:
 
     def _page_writes(self, task: str, run: Run) -> list[Action]:
         return msgspec.convert(self._call("page_writes", task=task, run=msgspec.to_builtins(run)), list[Action])
+
+    def _verify_reading(self, episode: Handle, run: Run) -> tuple[Verdict, Reads]:
+        verdict, reads = self._call("verify_reading", episode=self._handle(episode), run=msgspec.to_builtins(run))
+        return msgspec.convert(verdict, Verdict), msgspec.convert(reads, Reads)
 
 
 def _died(reason: str, code: int | None) -> BenchmarkCrash:

@@ -62,6 +62,7 @@ CAPABILITIES = (
     "idle_writes",
     "patch",
     "page_writes",
+    "verify_reading",
 )
 # The optional attributes verimut reads (the other fields of verimut.core.benchmark.Adapter), announced with
 # their values.
@@ -168,6 +169,9 @@ class Server:
             return None
         if method == "page_writes":
             return list(a.page_writes(p["task"], p["run"]))
+        if method == "verify_reading":  # (verdict, reads): reads as {"value": [...], "keys": [...], "whole": [...]}
+            verdict, reads = a.verify_reading(self._episode(p["episode"]), p["run"])
+            return [verdict, reads]
         raise ValueError(f"unknown method {method!r}")
 
 

@@ -25,6 +25,7 @@ import msgspec
 from verimut.core import guard
 from verimut.core.errors import AuditError
 from verimut.core.forms import FormFacts
+from verimut.core.reads import Reads
 from verimut.core.run import (  # Verdict lives with the vocabulary: guard.py checks it
     Action,
     AnswerChannel,
@@ -126,6 +127,19 @@ class Explains(Protocol):
     """Optional: an adapter that can say in one line why its verifier missed a difference."""
 
     def explain(self, task: str, collections: Sequence[str]) -> str | None: ...
+
+
+class RecordsReads(Protocol):
+    """Optional: call the unmodified verifier as `verify` does, and measure what it read while it ran.
+
+    The reads' paths start with `state` (the end state, as its snapshot's paths name it) and, for a verifier that
+    grades the run's calls, `trace` (the calls by position) (core/reads.py). A finding's reason then says what
+    the verifier read and never read of what differs, and the read map and its blind spots come from these.
+    An adapter that cannot record (a browser's JavaScript reward) leaves it out, and its `explain` is reported as
+    a guess from the verifier's source text.
+    """
+
+    def verify_reading(self, episode: Any, run: Run) -> tuple[Verdict, Reads]: ...
 
 
 class Locates(Protocol):
@@ -247,6 +261,7 @@ class Adapter:
     idle_writes: Callable[[str], Sequence[int]] | None = None
     patch: Callable[[Any, Sequence[str], Any], None] | None = None
     page_writes: Callable[[str, Run], Sequence[Action]] | None = None
+    verify_reading: Callable[[Any, Run], tuple[Verdict, Reads]] | None = None
     grammar: str = "api"
     concurrency: int | None = None
     markers: frozenset[str] = frozenset()
@@ -326,6 +341,7 @@ CAPABILITIES = (
     "idle_writes",
     "patch",
     "page_writes",
+    "verify_reading",
 )
 USER = "user"  # the kind of every task of an adapter without `kind`
 
@@ -354,6 +370,13 @@ def _checked(verify_as: Callable[[str, Any, Run], Any], task: str, episode: Any,
     return guard.verdict(verify_as(task, episode, run))
 
 
+def _checked_reading(verify_reading: Callable[[Any, Run], Any], episode: Any, run: Run) -> tuple[Verdict, Reads]:
+    verdict, reads = verify_reading(episode, run)
+    if not isinstance(reads, Reads):
+        raise AuditError(f"verify_reading returned {type(reads).__name__} for the reads, not a core.reads.Reads")
+    return guard.verdict(verdict), reads
+
+
 def _answer_channel(bench: Any) -> AnswerChannel | None:
     declared = getattr(bench, "answer_channel", None)
     if declared is None or isinstance(declared, AnswerChannel):
@@ -374,6 +397,8 @@ def resolve(bench: Benchmark | Adapter) -> Adapter:
         found[name] = partial(guard.call, member) if callable(member) else None
     if found["verify_as"] is not None:
         found["verify_as"] = partial(_checked, found["verify_as"])
+    if found["verify_reading"] is not None:
+        found["verify_reading"] = partial(_checked_reading, found["verify_reading"])
     grammar = getattr(bench, "grammar", None) or "api"
     if grammar not in GRAMMARS:
         raise AuditError(f"{bench.name}: grammar {grammar!r} is not one of {', '.join(GRAMMARS)}")
@@ -421,6 +446,7 @@ __all__ = [
     "PageWrites",
     "Patches",
     "ReadsTrace",
+    "RecordsReads",
     "Run",
     "Step",
     "Swaps",

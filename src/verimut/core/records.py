@@ -15,6 +15,7 @@ from typing import Any
 import msgspec
 
 from verimut.core import forms
+from verimut.core.reads import Reads
 from verimut.core.run import Action, Run
 from verimut.oracle import state as oracle
 
@@ -328,6 +329,11 @@ class Evidence(msgspec.Struct, frozen=True, omit_defaults=True):
     # An answer family's cell: the oracle's judgement, by construction, of why the answer is not the reference's.
     answer_differs: str | None = None
     reward: float | None = None  # the reward function's number for the run (Verdict.reward), when it gives one
+    # What the verifier read while it ran (an adapter with `verify_reading`; core/reads.py): the read map's source.
+    reads: Reads | None = None
+    # A control's: each collection of the end state its verifier did not read, flipped on a copy -> whether the
+    # verdict held (True: a confirmed blind spot; engine/blind_spots.py).
+    unread_flipped: dict[str, bool] | None = None
 
 
 class CellResult(msgspec.Struct, frozen=True):

@@ -10,12 +10,15 @@ from typing import Any, NamedTuple, TypeVar, cast
 
 import msgspec
 
+from verimut.core import reads as read_sets
 from verimut.core.benchmark import Adapter, Verdict
 from verimut.core.errors import AuditError, BenchmarkCrash, InfrastructureError, Machinery
 from verimut.core.guard import VerdictError
+from verimut.core.reads import Reads
 from verimut.core.records import Cell, CellResult, Difference, Evidence, Manifest, Outcome, TaskFacts, bounded
 from verimut.core.replay import REPLAY_TRIES, Replay, Replayer, passing_replay
 from verimut.core.run import Action, Run, Step
+from verimut.engine import blind_spots
 from verimut.engine.classify import classify, classify_swap
 from verimut.grammar import alternatives, answers, oos
 from verimut.grammar.faults import spec_of
@@ -259,6 +262,7 @@ class Scorer:
         self._explained: dict[tuple[str, tuple[str, ...]], str | None] = {}
         # The swap column being scored: its start and end snapshots, and its diff by way of seeing (`_changed`).
         self._column: tuple[Any, Any, dict[tuple[str, ...], list[oracle.CollectionDiff]]] | None = None
+        self._measured: dict[str, tuple[str, list[str]]] = {}  # task -> its verifier's name, its end's collections
 
     def reference_end(self, task: str) -> Any:
         if task not in self._reference_end:
@@ -364,7 +368,7 @@ class Scorer:
             if seen:
                 telemetry = _capped({d.collection: d.counts() for d in seen})
         run = cell.run
-        heard = self._verdict(lambda: self.bench.verify(done.episode, run))
+        heard, reads = self._verify_reading(done.episode, run)
         verdict = heard.verdict
         if verdict is None:
             evidence = Evidence(
@@ -386,6 +390,7 @@ class Scorer:
             changed_from_start=changed,
             telemetry_differs=telemetry,
             error=error,
+            reads=reads,
             verifier=_capped(verdict.detail),
             unobserved_through=compared.unobserved_through,
             observed_by=_capped(compared.observed_by),
@@ -395,6 +400,9 @@ class Scorer:
             reward=verdict.reward,
         )
         nothing = self.manifest.tasks[cell.task].does_nothing
+        if cell.is_control and reads is not None:  # its verifier's unread collections, flipped: blind spots
+            flipped = blind_spots.flip_unread(self.bench, done.episode, run, done.end, reads, verdict.passed)
+            evidence = msgspec.structs.replace(evidence, unread_flipped=flipped)
         outcome = outcome_of(cell, done.failed_at is None, verdict.passed, compared, nothing)
         reason: str | None = None
         if outcome is Outcome.VACUOUS:
@@ -439,7 +447,7 @@ class Scorer:
         elif (
             outcome is Outcome.FALSE_ACCEPT and vs_reference and compared.answer is None
         ):  # (a trace-only one keeps the trace's reason, above)
-            reason = self._why_missed(cell.task, [d.collection for d in vs_reference])
+            reason = self._why_missed(cell.task, vs_reference, reads, reference_end)
         elif outcome is Outcome.CONTROL_PASS and tries > 1:
             reason = f"passed on replay {tries} of at most {REPLAY_TRIES}: this benchmark's replays vary"
         elif outcome is Outcome.CONTROL_FAIL:
@@ -542,11 +550,40 @@ class Scorer:
             return Heard(why=f"verifier raised {type(e).__name__}: {e}", traceback=raised)
         return Heard(verdict=verdict)
 
-    def _why_missed(self, task: str, collections: list[str]) -> str | None:
+    def _verify_reading(self, episode: Any, run: Run) -> tuple[Heard, Reads | None]:
+        """The verdict, and what the verifier read while it ran where the adapter records it (else None)."""
+        verify_reading = self.bench.verify_reading
+        if verify_reading is None:
+            return self._verdict(lambda: self.bench.verify(episode, run)), None
+        got: list[Reads] = []
+
+        def call() -> Verdict:
+            verdict, reads = verify_reading(episode, run)
+            got.append(reads)
+            return verdict
+
+        return self._verdict(call), (got[0] if got else None)
+
+    def _why_missed(
+        self, task: str, differs: list[oracle.CollectionDiff], reads: Reads | None, end: Any = None
+    ) -> str | None:
+        """From what the verifier read, measured; else the adapter's explanation, labelled a source-text guess."""
+        if reads is not None:
+            if task not in self._measured:  # (its name reads the verifier's source: once per task, like `explain`)
+                located = self.bench.verifier_source(task) if self.bench.verifier_source is not None else None
+                name = f"{located[2]}()" if located is not None else f"{task}'s verifier"
+                self._measured[task] = (name, list(oracle.collections(end)) if end is not None else [])
+            name, known = self._measured[task]
+            return read_sets.explain(name, reads, [read_sets.differing(d) for d in differs], known)
         explain = self.bench.explain
         if explain is None:
             return None
-        key = (task, tuple(collections))
+        key = (task, tuple(d.collection for d in differs))
         if key not in self._explained:
-            self._explained[key] = explain(task, collections)
+            said = explain(task, list(key[1]))
+            self._explained[key] = (
+                None
+                if said is None
+                else f"{said} (a guess from the verifier's source text, not measured: this adapter does not record reads)"
+            )
         return self._explained[key]

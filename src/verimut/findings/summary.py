@@ -19,7 +19,7 @@ import msgspec
 from verimut.core.benchmark import USER
 from verimut.core.records import Cell, CellResult, Difference, Manifest, Outcome, cell_id, natural
 from verimut.engine.store import Store
-from verimut.findings import coverage, evidence, reward_numbers, rewards
+from verimut.findings import coverage, evidence, read_map, reward_numbers, rewards
 from verimut.grammar.faults import CONTROL, spec_of
 from verimut.grammar.pairs import suite_of
 
@@ -260,6 +260,8 @@ class Summary(msgspec.Struct):
     note: str = LOWER_BOUND
     # Each verifier's share of confirmed side effects it rejects (coverage.py).
     frame_coverage: coverage.FrameCoverage | None = None
+    # What each verifier read, measured (an adapter that records reads), and its blind spots (read_map.py).
+    read_map: read_map.ReadMap | None = None
     # kind -> family -> outcome -> n: `counts` split by task kind ("user" first), each reported apart.
     counts_by_kind: dict[str, dict[str, dict[str, int]]] = {}
     # The families of `counts` whose cells are alternative runs (faults.ALTERNATIVE): shown apart.
@@ -493,6 +495,7 @@ def build(m: Manifest, rows: Mapping[str, CellResult], c: float = rewards.DEFAUL
         census={"writes": len(census), "non_idempotent": sum(e.non_idempotent for e in census)},
         seconds=round(sum(r.seconds for r in rows.values()), 3),
         frame_coverage=coverage.build(m, rows),
+        read_map=read_map.build(m, rows),
         counts_by_kind=by_kind(m, rows),
         alternative_families=[f for f in counts if spec_of(f).is_alternative],
         mechanisms=mechanisms(m, rows),
@@ -627,6 +630,8 @@ def markdown(s: Summary) -> str:
         lines += [f"- `{f.cell_id}`: {f.outcome}: {f.reason}" for f in s.control_failures]
     if s.frame_coverage is not None:
         lines += ["", *frame_coverage(s.frame_coverage)]
+    if s.read_map is not None:
+        lines += ["", *read_map.lines(s.read_map)]
     if s.answer_counts or s.null_runs is not None:
         lines += ["", *answer_channel(s)]
     if isinstance(s.reward_numbers, dict):

@@ -342,3 +342,53 @@ def frame_coverage(
     bar.set_label("share rejected", fontsize=7)
     bar.ax.tick_params(labelsize=7)
     return data_uri(fig)
+
+
+# The read map's levels, in the order of its colour scale (findings/read_map.py).
+READ_LEVELS = ("always", "sometimes", "never", "blind spot")
+_READ_COLOURS = ("#2166ac", "#92c5de", "#f4a582", "#b2182b")
+
+
+@_plain_text
+def read_map(
+    title: str,
+    verifiers: Sequence[str],
+    collections: Sequence[str],
+    levels: Mapping[tuple[str, str], str],
+    limit: int = TOP,
+) -> str:
+    """Verifier (row) x collection (column): read always, sometimes, never (a collection no run of the suite
+    writes), or a blind spot (never read, and written by some run). A pair `levels` lacks is left grey. At most
+    `limit` rows, those with the most blind spots; the title says "top K of N"."""
+    import numpy as np
+    from matplotlib.colors import ListedColormap
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Patch
+
+    total = len(verifiers)
+    if total > limit:
+        spots = {v: sum(levels.get((v, c)) == "blind spot" for c in collections) for v in verifiers}
+        verifiers = ranked(spots, limit)
+    grid = np.full((len(verifiers), len(collections)), np.nan)
+    for (v, c), level in levels.items():
+        if v in verifiers and c in collections:
+            grid[verifiers.index(v), collections.index(c)] = READ_LEVELS.index(level)
+    fig = Figure(
+        figsize=(min(12.0, max(4.0, 0.5 * len(collections) + 3.0)), 0.25 * len(verifiers) + 2.2), layout="constrained"
+    )
+    ax = fig.subplots()
+    ax.set_facecolor("#d9d9d9")
+    cmap = ListedColormap(list(_READ_COLOURS))
+    ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, vmin=-0.5, vmax=len(READ_LEVELS) - 0.5, aspect="auto")
+    ax.set_xticks(range(len(collections)), collections, fontsize=7, rotation=40, ha="right")
+    labels = short_names(list(verifiers))
+    ax.set_yticks(range(len(verifiers)), labels, fontsize=6 if len(verifiers) > 30 else 7)
+    ax.set_xlabel("collection of the end state", fontsize=8)
+    ax.set_ylabel("verifier of task", fontsize=8)
+    if total > len(verifiers):
+        title += "\n" + of(len(verifiers), total, "verifiers by blind spots")
+    ax.set_title(title, fontsize=9, loc="left")
+    ax.tick_params(length=0)
+    handles = [Patch(color=col, label=lv) for lv, col in zip(READ_LEVELS, _READ_COLOURS, strict=True)]
+    fig.legend(handles=handles, loc="outside lower center", ncols=4, fontsize=7, frameon=False)
+    return data_uri(fig)

@@ -85,6 +85,9 @@ def score(adapter: Adapter, m: Manifest) -> dict[str, dict[str, Any]]:
     for row in rows:
         plain = msgspec.to_builtins(row)
         plain.pop("seconds")
+        # The blind-spot check flips a fork of the control's end (engine/blind_spots.py): without `fork` it is not
+        # made, as the declared-telemetry check is not; everything else must be the same.
+        plain["evidence"].pop("unread_flipped", None)
         out[row.cell_id] = plain
     return out
 

@@ -1,0 +1,185 @@
+"""Measured read sets (docs/read-sets.md): what recording costs, and how many findings' reasons it changes.
+
+Run from the repository root:
+
+    .venv/bin/python bench/bench_read_sets.py cost [--suite banking ...] [--repeat 3] [--json FILE]
+    .venv/bin/python bench/bench_read_sets.py reasons AUDIT_DIR [--json FILE]
+    .venv/bin/python bench/bench_read_sets.py aimed AUDIT_DIR [--json FILE]
+
+`cost`: the real `verimut.api.audit` of AgentDojo (default: every suite, every family), in one process, twice
+per repeat in alternating order: with the adapter as it is (it records what each verifier reads, and flips each
+control's unread collections), and with its `verify_reading` capability taken away (the audit as it was before
+recording: `verify`, and a reason from the adapter's source-text `explain`). Medians and their ratio.
+
+`aimed`: the out-of-scope cells a search aimed by the read map would plant (one per confirmed blind spot of the
+task's verifier, every cell into a collection it reads), picked from the audit's own scored cells, against every
+out-of-scope cell the audit planted: cells, false accepts, verifiers found.
+
+`reasons`: for every confirmed false accept of an audit whose cells recorded reads, the reason the source-text
+search gives (AgentDojo's `explain`, which looks for the collection's field names in the verifier's source) against
+the measurement (the reason the audit wrote: its "never read" part): per differing collection, does each say the
+verifier read it or never did? A reason *changes*
+when one collection is said read by one and never read by the other. Writes the changed cells' ids (the input of
+precision/read_sets_agentdojo.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from verimut import adapters
+from verimut import api as audit_mod
+from verimut.oracle.state import NEW
+
+
+def _audit(bench: Any, suites: list[str]) -> float:
+    with tempfile.TemporaryDirectory() as out:
+        began = time.perf_counter()
+        audit_mod.audit(bench, out, suites=suites, executor="inprocess")
+        return time.perf_counter() - began
+
+
+def cost(args: argparse.Namespace) -> dict[str, Any]:
+    recording = adapters.load("agentdojo")
+    plain = dataclasses.replace(recording, verify_reading=None)
+    _audit(plain, args.suite or ["banking"])  # warm: imports, the suites' default environments
+    runs: dict[str, list[float]] = {"recording": [], "without": []}
+    for i in range(args.repeat):
+        order = [("recording", recording), ("without", plain)]
+        for name, bench in order if i % 2 == 0 else order[::-1]:
+            runs[name].append(_audit(bench, args.suite))
+            print(f"repeat {i}: {name} {runs[name][-1]:.1f}s", file=sys.stderr)
+    med = {k: statistics.median(v) for k, v in runs.items()}
+    return {"suites": args.suite or "all", "runs": runs, "median_s": med, "ratio": med["recording"] / med["without"]}
+
+
+def _old_unread(said: str | None) -> set[str]:
+    """The collections AgentDojo's source-text `explain` says the verifier never reads (its "never reads" part)."""
+    if not said or "never reads " not in said:
+        return set()
+    return {c.strip() for c in said.split("never reads ", 1)[1].split(",")}
+
+
+def _measured_unread(said: str | None) -> set[str]:
+    """The collections a measured reason (core/reads.explain) says the verifier never read."""
+    if not said or "never read " not in said:
+        return set()
+    return {c.strip() for c in said.split("never read ", 1)[1].split(";")[0].split(",")}
+
+
+def reasons(args: argparse.Namespace) -> dict[str, Any]:
+    audit_dir = Path(args.audit)
+    rows = [json.loads(line) for line in (audit_dir / "cells.jsonl").read_text().splitlines() if line.strip()]
+    bench = adapters.load("agentdojo")
+    assert bench.explain is not None
+    found = [r for r in rows if r["outcome"] == "false_accept" and r["evidence"].get("differs_from_reference")]
+    changed: list[dict[str, Any]] = []
+    with_reads = 0
+    for r in found:
+        if "reads" not in r["evidence"]:
+            continue
+        with_reads += 1
+        collections = [d["collection"] for d in r["evidence"]["differs_from_reference"]]
+        old_never = _old_unread(bench.explain(r["task"], collections))
+        new_never = _measured_unread(r["reason"])
+        moved = {}
+        for c in collections:
+            old = "never" if c in old_never else "read"
+            new = "never" if c.removesuffix(NEW) in new_never else "read"
+            if old != new:
+                moved[c] = {"source_text": old, "measured": new}
+        if moved:
+            changed.append({"cell_id": r["cell_id"], "collections": moved, "reason": r["reason"]})
+    return {
+        "audit": str(audit_dir),
+        "false_accepts_with_a_state_difference": len(found),
+        "with_reads_recorded": with_reads,
+        "reasons_changed": len(changed),
+        "changed": changed,
+    }
+
+
+def aimed(args: argparse.Namespace) -> dict[str, Any]:
+    """The out-of-scope cells an aimed search would plant, chosen from the audit's own scored cells.
+
+    Per effect-contract task, from what its control's verifier read alone (known before any out-of-scope write is
+    planted): a collection its verifier never read, confirmed by the flip (`unread_flipped`), is proven unchecked,
+    so one write shows the false accept: one cell per such collection is kept (the first in cell-id order), or, the
+    stricter aim, one per verifier (the map reports its other blind spots unplanted); every cell that writes a
+    collection the verifier does read is kept (only a replay says whether it notices). Each kept cell was
+    scored in the audit, so its outcome is a real one. Counts: cells, confirmed false accepts, verifiers with one.
+    """
+    audit_dir = Path(args.audit)
+    rows = [json.loads(line) for line in (audit_dir / "cells.jsonl").read_text().splitlines() if line.strip()]
+    controls = {r["task"]: r for r in rows if r["family"] == "control"}
+    oos = sorted((r for r in rows if r["family"] == "extra-oos"), key=lambda r: r["cell_id"])
+
+    def chosen(per: str) -> list[dict[str, Any]]:
+        kept: list[dict[str, Any]] = []
+        spent: set[tuple[str, str]] = set()
+        for r in oos:
+            blind = {c for c, held in (controls[r["task"]]["evidence"].get("unread_flipped") or {}).items() if held}
+            where = str(r["evidence"].get("detail", {}).get("collection", "")).removesuffix(NEW)
+            if where in blind:
+                key = (r["task"], where if per == "collection" else "")
+                if key in spent:
+                    continue
+                spent.add(key)
+            kept.append(r)
+        return kept
+
+    def counts(cells: list[dict[str, Any]]) -> dict[str, Any]:
+        found = [r for r in cells if r["outcome"] == "false_accept"]
+        return {
+            "cells": len(cells),
+            "scored": sum(r["outcome"] not in ("refused", "same_run") for r in cells),
+            "false_accepts": len(found),
+            "verifiers_found": len({r["task"] for r in found}),
+        }
+
+    def lost(kept: list[dict[str, Any]]) -> list[str]:
+        found = {r["task"] for r in kept if r["outcome"] == "false_accept"}
+        return sorted({r["task"] for r in oos if r["outcome"] == "false_accept"} - found)
+
+    by_collection, by_verifier = chosen("collection"), chosen("verifier")
+    return {
+        "audit": str(audit_dir),
+        "every_out_of_scope_cell": counts(oos),
+        "aimed_one_per_blind_spot": {**counts(by_collection), "verifiers_lost": lost(by_collection)},
+        "aimed_one_per_verifier_with_a_blind_spot": {**counts(by_verifier), "verifiers_lost": lost(by_verifier)},
+    }
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="what", required=True)
+    c = sub.add_parser("cost")
+    c.add_argument("--suite", action="append", default=[])
+    c.add_argument("--repeat", type=int, default=3)
+    c.add_argument("--json", type=Path)
+    r = sub.add_parser("reasons")
+    r.add_argument("audit")
+    r.add_argument("--json", type=Path)
+    a = sub.add_parser("aimed")
+    a.add_argument("audit")
+    a.add_argument("--json", type=Path)
+    args = p.parse_args()
+    result = {"cost": cost, "reasons": reasons, "aimed": aimed}[args.what](args)
+    text = json.dumps(result, indent=1)
+    if args.json:
+        args.json.write_text(text + "\n")
+    brief = {k: v for k, v in result.items() if k not in ("changed", "runs")}
+    print(json.dumps(brief, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
