@@ -114,6 +114,15 @@ def test_another_case_is_the_same_answer_only_for_words_as_prose_writes_them(ans
     assert "case" not in probes.forms_of(answer, "<answer>{answer}</answer>", "Answer in upper case.")
 
 
+def test_no_form_adds_text_the_format_does_not_allow():
+    # judged disputed on reasoning-gym: a final period, "6.0" for 6, "\r\n" between a grid's rows
+    edits = _edits("alt-format", "1 2\n3 4", "<answer>{answer}</answer>")
+    assert not isinstance(edits, Refusal)
+    assert all("\r" not in e.run.answer for e in edits), [e.variant for e in edits]
+    assert "final-period" not in probes.forms_of("7", "<answer>{answer}</answer>", "What is 3 + 4?")
+    assert "decimal" not in probes.forms_of("6", "<answer>{answer}</answer>", "How many?")
+
+
 @pytest.mark.parametrize(
     ("answer", "prompt"),
     [

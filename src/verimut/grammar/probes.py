@@ -534,11 +534,12 @@ def _case_is_free(answer: str, prompt: str) -> bool:
 def forms_of(answer: str, slot: str, prompt: str) -> dict[str, str]:
     """The answer in other forms that mean the same (`meaning`), inside the slot: padded, another case (a name or
     words the prompt neither writes nor puts in a case, lowered), an equivalent number (where the prompt fixes no
-    number format). Two forms only where the format has a slot (outside it, a reply is free text): a sentence after
-    the answer and Windows line ends.
+    number format). One form only where the format has a slot (outside it, a reply is free text): a sentence after
+    the answer.
 
-    No final period and no "6.0" for an integer: judged by hand (docs/precision.md, reasoning-gym), an author
-    disputes both as text the requested format does not allow, so a reward that refuses them is no false reject."""
+    No final period, no "6.0" for an integer and no Windows line ends (CR LF between a grid's rows): judged by hand
+    (docs/precision/reasoning-gym.md), an author disputes each as text the requested format does not allow ("rows
+    separated by newlines"), so a reward that refuses them is no false reject."""
     forms = {"padded": f"  {answer}  "}
     if _case_is_free(answer, prompt):
         forms["case"] = answer.lower()
@@ -554,7 +555,7 @@ def forms_of(answer: str, slot: str, prompt: str) -> dict[str, str]:
 @declare(FamilySpec(grammars=GRAMMARS, role=ALTERNATIVE, needs_answer_channel=True))
 def alt_format(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
     """The same answer in another legal form (falsepass's equivalent forms): whitespace, case, an equivalent
-    number; with a format, a sentence after it and Windows line ends too."""
+    number; with a format, a sentence after it too."""
     said = _reference(run, ctx)
     if isinstance(said, Refusal):
         return said
@@ -563,8 +564,6 @@ def alt_format(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
     texts["surrounding-whitespace"] = f"\n\n  {said.completion}  \n\n"
     if ctx.channel.slot:
         texts["sentence-after"] = f"{said.completion}\nThat is my final answer."
-    if "\n" in said.completion:
-        texts["crlf"] = said.completion.replace("\n", "\r\n")
     edits = []
     for v, text in texts.items():
         detail = {**_detail(v, said, text, False), RESTORE: {text: said.completion}}
