@@ -96,9 +96,42 @@ def test_every_fault_edit_is_confirmed_and_every_alternative_means_the_same(answ
 
 @pytest.mark.parametrize(
     ("answer", "lowered"),
-    [("Paris", "paris"), ("True", "true"), ("New York", "new york"), ("A# B#", None), ("LURD", None), ("olleh", None)],
+    [
+        ("Paris", "paris"),
+        ("True", "true"),
+        ("New York", "new york"),
+        ("A# B#", None),
+        ("LURD", None),
+        ("olleh", None),
+        # a decoded sentence, a list of words to reverse: the case is part of the answer
+        ("In fact, one of them wanted to revive painting.", None),
+        ("Gutenberg, pleasure, it", None),
+    ],
 )
 def test_another_case_is_the_same_answer_only_for_words_as_prose_writes_them(answer, lowered):
     # symbols, moves whose case means a push, text already lower case (a program's output): there case is the answer
     assert probes.forms_of(answer, "<answer>{answer}</answer>", "What is it?").get("case") == lowered
     assert "case" not in probes.forms_of(answer, "<answer>{answer}</answer>", "Answer in upper case.")
+
+
+def test_no_form_adds_text_the_format_does_not_allow():
+    # judged disputed on reasoning-gym: a final period, "6.0" for 6, "\r\n" between a grid's rows
+    edits = _edits("alt-format", "1 2\n3 4", "<answer>{answer}</answer>")
+    assert not isinstance(edits, Refusal)
+    assert all("\r" not in e.run.answer for e in edits), [e.variant for e in edits]
+    assert "final-period" not in probes.forms_of("7", "<answer>{answer}</answer>", "What is 3 + 4?")
+    assert "decimal" not in probes.forms_of("6", "<answer>{answer}</answer>", "How many?")
+
+
+@pytest.mark.parametrize(
+    ("answer", "prompt"),
+    [
+        ("False", "Return True if the strings are isomorphic, or False otherwise."),
+        ("Peng", 'Your output should be one of the following: "Peng", "Chi", or "Pass".'),
+        ("Yes", "Does it follow? (Answer Yes or No)"),
+    ],
+)
+def test_a_word_the_prompt_writes_keeps_its_case(answer, prompt):
+    # the prompt spells out the form it asks for: a reward that refuses "false" for "False" is no false reject
+    assert "case" not in probes.forms_of(answer, "<answer>{answer}</answer>", prompt)
+    assert probes.forms_of(answer, "<answer>{answer}</answer>", "What is it?").get("case") == answer.lower()

@@ -511,21 +511,37 @@ _FIXES_NUMBER = re.compile(
     r"\b(decimal|significant|digits?|fraction|integer|whole number|round(ed|ing)?|precision|format)\b", re.IGNORECASE
 )
 
-# Words as prose writes them ("Paris", "True", "New York"): only then is the lower case the same answer. Judged by
-# hand on reasoning-gym (docs/precision.md), an author disputes a case change of symbols ("A# B#"), of moves where
-# case means a push ("LURD"), of a program's output or a cipher's text: there the case is the answer.
-_WORDS = re.compile(r"[A-Z]?[a-z'-]*(?:[ ,]+[A-Z]?[a-z'-]*)*[.!?]?")
+# A name or a word as prose writes it ("Paris", "Monday", "New York"), at most three words: only then is the lower
+# case the same answer. Judged by hand on reasoning-gym (docs/precision/reasoning-gym.md), an author disputes a case
+# change of symbols ("A# B#"), of moves where case means a push ("LURD"), of a program's output, a decoded sentence
+# or a list of words to reverse (there the case is the answer), and of a word the prompt itself writes ("reply
+# 'True'", "one of Peng, Chi, Pass"): that is the form asked for.
+_WORDS = re.compile(r"[A-Z]?[a-z'-]+(?: [A-Z]?[a-z'-]+){0,2}")
+
+
+def _case_is_free(answer: str, prompt: str) -> bool:
+    """Whether the answer's lower case is the same answer: a name or words as prose writes them, in a prompt that
+    neither names a case nor writes the answer itself."""
+    word = answer.strip()
+    return (
+        _WORDS.fullmatch(word) is not None
+        and word != word.lower()
+        and not _FIXES_CASE.search(prompt)
+        and re.search(rf"(?<![\w']){re.escape(word)}(?![\w'])", prompt) is None
+    )
 
 
 def forms_of(answer: str, slot: str, prompt: str) -> dict[str, str]:
-    """The answer in other forms that mean the same (`meaning`), inside the slot: padded, another case (where the
-    prompt names none; words only, lowered), an equivalent number (where the prompt fixes no number format). Two forms only where the
-    format has a slot (outside it, a reply is free text): a sentence after the answer and Windows line ends.
+    """The answer in other forms that mean the same (`meaning`), inside the slot: padded, another case (a name or
+    words the prompt neither writes nor puts in a case, lowered), an equivalent number (where the prompt fixes no
+    number format). One form only where the format has a slot (outside it, a reply is free text): a sentence after
+    the answer.
 
-    No final period and no "6.0" for an integer: judged by hand (docs/precision.md, reasoning-gym), an author
-    disputes both as text the requested format does not allow, so a reward that refuses them is no false reject."""
+    No final period, no "6.0" for an integer and no Windows line ends (CR LF between a grid's rows): judged by hand
+    (docs/precision/reasoning-gym.md), an author disputes each as text the requested format does not allow ("rows
+    separated by newlines"), so a reward that refuses them is no false reject."""
     forms = {"padded": f"  {answer}  "}
-    if _WORDS.fullmatch(answer.strip()) and answer != answer.lower() and not _FIXES_CASE.search(prompt):
+    if _case_is_free(answer, prompt):
         forms["case"] = answer.lower()
     n = _number(answer)
     if n is not None and not _FIXES_NUMBER.search(prompt):
@@ -539,7 +555,7 @@ def forms_of(answer: str, slot: str, prompt: str) -> dict[str, str]:
 @declare(FamilySpec(grammars=GRAMMARS, role=ALTERNATIVE, needs_answer_channel=True))
 def alt_format(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
     """The same answer in another legal form (falsepass's equivalent forms): whitespace, case, an equivalent
-    number; with a format, a sentence after it and Windows line ends too."""
+    number; with a format, a sentence after it too."""
     said = _reference(run, ctx)
     if isinstance(said, Refusal):
         return said
@@ -548,8 +564,6 @@ def alt_format(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
     texts["surrounding-whitespace"] = f"\n\n  {said.completion}  \n\n"
     if ctx.channel.slot:
         texts["sentence-after"] = f"{said.completion}\nThat is my final answer."
-    if "\n" in said.completion:
-        texts["crlf"] = said.completion.replace("\n", "\r\n")
     edits = []
     for v, text in texts.items():
         detail = {**_detail(v, said, text, False), RESTORE: {text: said.completion}}
