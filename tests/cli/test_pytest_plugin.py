@@ -43,7 +43,7 @@ def test_the_readme_example_is_ten_lines_and_fails_with_the_evidence(tmp_path):
     for task in ("banking/user_task_0", "banking/user_task_3"):
         assert f"{task}:extra: confirmed false accept: repeated the last write, #1 send_money" in out
     assert out.count("bank_account.transactions (new): 1 added") >= 4  # in each headline and each diff
-    assert "why it was missed: UserTask0.utility() reads bank_account.transactions" in out
+    assert "why it was missed: UserTask0.utility(), measured: read bank_account.transactions" in out
     assert "wrong-value" not in out.split("FAILURES", 1)[1].split("report:")[0]  # only the two extras failed
 
 

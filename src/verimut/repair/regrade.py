@@ -89,6 +89,8 @@ def repaired(adapter: Adapter, grading: _Grading) -> _Repaired:
             return grading.verdict(task, episode, run, grading.cell.run_task)
 
         fields["verify_as"] = verify_as
+    # The regrade grades through the repaired `verify`; recording reads would call the unrepaired verifier.
+    fields["verify_reading"] = None
     return _Repaired(**fields, grading=grading)
 
 
