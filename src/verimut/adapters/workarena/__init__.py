@@ -65,6 +65,7 @@ from verimut.adapters.base import require, unknown_task
 from verimut.adapters.workarena import catalog as wa_catalog  # the catalog tasks: catalog.py
 from verimut.core import forms
 from verimut.core.benchmark import Verdict
+from verimut.core.children import at_child_exit
 from verimut.core.errors import AuditError
 from verimut.core.run import Action, Run, Step
 
@@ -308,10 +309,25 @@ class WorkArena:
             self._browser = self._playwright.chromium.launch(
                 executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
             )
+            if self._pid != os.getpid():  # a forked map's child runs no atexit hook: its last episode goes here
+                at_child_exit(self.close_all)
             self._pid = os.getpid()
         return self._browser
 
     # -- an episode ----------------------------------------------------------------------------------
+    @staticmethod
+    def fresh_user_names() -> None:
+        """Draw the next episode's user name afresh (WorkArena's setup() names its user from an unseeded Faker and
+        the task's seeded `random`).
+
+        Forked workers inherit one Faker state, so episodes running at once on two workers would create the same
+        user: each snapshot (the user's records) would then see the other's, and one teardown delete the other's
+        user. The name is never graded; only its uniqueness matters.
+        """
+        from browsergym.workarena.api import user as wa_user  # type: ignore[import-untyped]
+
+        wa_user.fake.seed_instance(int.from_bytes(os.urandom(8), "big"))
+
     def reset(self, task: str) -> Episode:
         if wa_catalog.is_catalog(task):  # hook: catalog tasks (catalog.py)
             return wa_catalog.reset(self, task)
@@ -325,6 +341,7 @@ class WorkArena:
         wa_task = self._new_task(form, index)
         episode = Episode(task, protocol, form, wa_task, context, page, "", "", os.getpid())
         self._live = episode
+        self.fresh_user_names()
         goal, _ = wa_task.setup(page=page)
         episode.goal, episode.user = goal, wa_task._base_user_name
         self._wait_for_monitor(page, console)

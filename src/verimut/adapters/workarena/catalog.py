@@ -126,6 +126,7 @@ def reset(bench: Any, task: str) -> Any:
     wa_task = classes()[slug](seed=bench.seed, instance=bench.instance, fixed_config=config(slug, index))
     episode = bench.episode_type(task, protocol, slug, wa_task, context, page, "", "", os.getpid())
     bench._live = episode
+    bench.fresh_user_names()
     goal, _ = wa_task.setup(page=page)
     episode.goal, episode.user = goal, wa_task._base_user_name
     wa_task._wait_for_ready(page)
