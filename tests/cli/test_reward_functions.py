@@ -176,3 +176,14 @@ def test_a_reward_that_varies_on_one_completion_is_named_unstable(tmp_path):
     _audit(f"{DATA / 'correct.py'}:accuracy", tmp_path / "correct", "--family", "answer-hedge")
     numbers = json.loads((tmp_path / "correct" / "summary.json").read_text())["reward_numbers"]["accuracy"]
     assert numbers["unstable"] is None and numbers["repeats_checked"] == 6  # 3 rows: the reference and a wrong one
+
+
+def test_the_stability_check_on_every_core_finds_what_it_finds_in_one_process(tmp_path):
+    # The ten calls of each completion run in the pool's workers (`prepare`): the same completions, the same verdict.
+    _audit(f"{PLANTED}:flaky", tmp_path / "one", "--family", "answer-hedge")
+    _audit(f"{PLANTED}:flaky", tmp_path / "pool", "--family", "answer-hedge", "--executor", "pool", "--workers", "2")
+    numbers = [
+        json.loads((tmp_path / d / "summary.json").read_text())["reward_numbers"]["flaky"] for d in ("one", "pool")
+    ]
+    assert numbers[1]["unstable"] == numbers[0]["unstable"] and numbers[1]["unstable"] is not None
+    assert numbers[1]["repeats_checked"] == numbers[0]["repeats_checked"] == 6

@@ -86,5 +86,6 @@ def test_an_audit_of_a_remote_benchmark_keeps_its_task_kinds_and_its_grammar(tmp
     }
     assert tasks["t/add"]["form"]["task_fields"] == ["item"]
     assert m["assigned_keys"] == ["items"] and m["trace_args"] == {"send": ["to"]}
+    assert m["provenance"]["prepared"] == "T/ADD,T/INJECT"  # its `prepare` ran in the worker, before provenance
     summary = json.loads((out / "summary.json").read_text())
     assert list(summary["counts_by_kind"]) == ["user", "injection"]

@@ -11,7 +11,7 @@ is an error (guard.number), never a pass.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import msgspec
@@ -95,32 +95,54 @@ def _outcome(score: Score, row: Row, completion: str) -> str:
         return f"raised {type(e).__name__}"
 
 
-def stability(rows: Mapping[str, Row], score: Score, fill: Callable[[str], str], few: int) -> dict[str, SuiteChecks]:
+Each = Callable[[Callable[[Any], Any], Sequence[Any]], Iterable[Any]]
+
+
+def stability(
+    rows: Mapping[str, Row], score: Score, fill: Callable[[str], str], few: int, each: Each = map
+) -> dict[str, SuiteChecks]:
     """Per suite, its first `few` rows' reference completion and a wrong one in the same format (the next row's
     reference of another meaning), each scored REPEATS times: a reward that varies on one completion makes every
-    verdict of the audit (and the trainer's signal) a draw. Duplicates and conflicting labels per suite too."""
+    verdict of the audit (and the trainer's signal) a draw. Duplicates and conflicting labels per suite too.
+
+    Each call is one item of `each` (on every core, in the audit): the check is thousands of calls, and one
+    completion can take seconds a call (a wrong integral's sympy simplification: 1.5 s on reasoning-gym's
+    intermediate_integration), so its ten calls are spread too."""
     by_suite: dict[str, list[str]] = {}
     for task in rows:
         by_suite.setdefault(suite_of(task), []).append(task)
-    out: dict[str, SuiteChecks] = {}
-    for suite, tasks in by_suite.items():
-        found = hygiene_counts({t: rows[t] for t in tasks})
-        varied: list[str] = []
-        checked = 0
+    shown: list[tuple[str, str, str]] = []  # (task, what, completion)
+    for tasks in by_suite.values():
         for task in tasks[:few]:
             ref = rows[task].reference
             assert ref is not None
             other = next((r for t in tasks if (r := rows[t].reference) is not None and not same(r, ref)), None)
-            shown = {"reference": fill(ref), **({} if other is None else {"wrong in format": fill(other)})}
-            for what, completion in shown.items():
-                got = [_outcome(score, rows[task], completion) for _ in range(REPEATS)]
-                checked += 1
-                if len(set(got)) > 1:
-                    varied.append(
-                        f"{task} {what}: {len(set(got))} distinct in {REPEATS} calls ({', '.join(sorted(set(got)))})"
-                    )
-        out[suite] = SuiteChecks(*found, unstable="; ".join(varied) or None, repeats_checked=checked)
-    return out
+            shown.append((task, "reference", fill(ref)))
+            if other is not None:
+                shown.append((task, "wrong in format", fill(other)))
+
+    def once(i: int) -> str:  # one call: a slow completion's ten calls then spread over the cores too
+        task, _, completion = shown[i // REPEATS]
+        return _outcome(score, rows[task], completion)
+
+    calls = list(each(once, range(len(shown) * REPEATS)))
+    varied: dict[str, list[str]] = {suite: [] for suite in by_suite}
+    checked = dict.fromkeys(by_suite, 0)
+    for n, (task, what, _) in enumerate(shown):
+        got = calls[n * REPEATS : (n + 1) * REPEATS]
+        suite = suite_of(task)
+        checked[suite] += 1
+        if len(set(got)) > 1:
+            distinct = sorted(set(got))
+            varied[suite].append(f"{task} {what}: {len(distinct)} distinct in {REPEATS} calls ({', '.join(distinct)})")
+    return {
+        suite: SuiteChecks(
+            *hygiene_counts({t: rows[t] for t in tasks}),
+            unstable="; ".join(varied[suite]) or None,
+            repeats_checked=checked[suite],
+        )
+        for suite, tasks in by_suite.items()
+    }
 
 
 class AnswerTasks:
@@ -159,10 +181,18 @@ class AnswerTasks:
         self._few = few
         self._checked = False
 
+    def prepare(self, each: Each) -> None:
+        """The stability check, on the executor's cores, before the manifest asks for the provenance."""
+        self._check(each)
+
     def provenance(self) -> Mapping[str, str]:
-        # Scored here, once, when the manifest is built: a worker that rebuilds the adapter never pays for it.
+        # Scored once, when the manifest is built (`prepare`): a worker that rebuilds the adapter never pays for it.
+        self._check(map)
+        return self._provenance
+
+    def _check(self, each: Each) -> None:
         if not self._checked:
-            checks = stability(self.rows, self.score, self.answer_channel.fill, self._few)
+            checks = stability(self.rows, self.score, self.answer_channel.fill, self._few, each)
             self._provenance[CHECKS] = msgspec.json.encode(checks).decode()
             unstable = [s or "(all)" for s, c in checks.items() if c.unstable]
             if unstable:
@@ -170,7 +200,6 @@ class AnswerTasks:
                     f"{len(unstable)} reward function(s) gave one completion different rewards: {_few(unstable)}"
                 )
             self._checked = True
-        return self._provenance
 
     def tasks(self) -> Sequence[str]:
         return list(self.rows)

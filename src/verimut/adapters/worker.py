@@ -63,6 +63,7 @@ CAPABILITIES = (
     "patch",
     "page_writes",
     "verify_reading",
+    "prepare",
 )
 # The optional attributes verimut reads (the other fields of verimut.core.benchmark.Adapter), announced with
 # their values.
@@ -169,6 +170,9 @@ class Server:
             return None
         if method == "page_writes":
             return list(a.page_writes(p["task"], p["run"]))
+        if method == "prepare":  # the worker's own work, in the worker, one item after another
+            a.prepare(lambda fn, items: map(fn, items))
+            return None
         if method == "verify_reading":  # (verdict, reads): reads as {"value": [...], "keys": [...], "whole": [...]}
             verdict, reads = a.verify_reading(self._episode(p["episode"]), p["run"])
             return [verdict, reads]

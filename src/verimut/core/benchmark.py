@@ -15,7 +15,7 @@ member set to None counts as absent (a remote adapter whose worker lacks it says
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Protocol, runtime_checkable
@@ -142,6 +142,16 @@ class RecordsReads(Protocol):
     def verify_reading(self, episode: Any, run: Run) -> tuple[Verdict, Reads]: ...
 
 
+class Prepares(Protocol):
+    """Optional: work the adapter does once, when a manifest is built, given a map that runs it on the executor's
+    cores (`each(fn, items)`, results in order; fn may close over anything: the workers are forked). What it finds
+    goes into `provenance()`, which is called next. A reward's ten-call stability check (adapters/answer_tasks.py)
+    is such work: thousands of reward calls, some of them seconds each.
+    """
+
+    def prepare(self, each: Callable[[Callable[[Any], Any], Sequence[Any]], Iterable[Any]]) -> None: ...
+
+
 class Locates(Protocol):
     """Optional: where a task's verifier is defined, so SARIF results can point at it.
 
@@ -262,6 +272,7 @@ class Adapter:
     patch: Callable[[Any, Sequence[str], Any], None] | None = None
     page_writes: Callable[[str, Run], Sequence[Action]] | None = None
     verify_reading: Callable[[Any, Run], tuple[Verdict, Reads]] | None = None
+    prepare: Callable[[Callable[[Callable[[Any], Any], Sequence[Any]], Iterable[Any]]], None] | None = None
     grammar: str = "api"
     concurrency: int | None = None
     markers: frozenset[str] = frozenset()
@@ -342,6 +353,7 @@ CAPABILITIES = (
     "patch",
     "page_writes",
     "verify_reading",
+    "prepare",
 )
 USER = "user"  # the kind of every task of an adapter without `kind`
 

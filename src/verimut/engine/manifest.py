@@ -384,6 +384,8 @@ def build(
         cells += found.cells
         tick(task)
     cells = arm.cells(facts, cells)
+    if bench.prepare is not None:  # its own once-per-manifest work (a reward's stability check), on every core
+        bench.prepare(each)
 
     m = Manifest(
         verimut=__version__,
