@@ -11,11 +11,12 @@ is an error (guard.number), never a pass.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import msgspec
 
+from verimut.core.benchmark import Mapper
 from verimut.core.errors import AuditError
 from verimut.core.guard import number
 from verimut.core.run import Action, AnswerChannel, Run, Step, Verdict
@@ -95,11 +96,8 @@ def _outcome(score: Score, row: Row, completion: str) -> str:
         return f"raised {type(e).__name__}"
 
 
-Each = Callable[[Callable[[Any], Any], Sequence[Any]], Iterable[Any]]
-
-
 def stability(
-    rows: Mapping[str, Row], score: Score, fill: Callable[[str], str], few: int, each: Each = map
+    rows: Mapping[str, Row], score: Score, fill: Callable[[str], str], few: int, each: Mapper = map
 ) -> dict[str, SuiteChecks]:
     """Per suite, its first `few` rows' reference completion and a wrong one in the same format (the next row's
     reference of another meaning), each scored REPEATS times: a reward that varies on one completion makes every
@@ -181,7 +179,7 @@ class AnswerTasks:
         self._few = few
         self._checked = False
 
-    def prepare(self, each: Each) -> None:
+    def prepare(self, each: Mapper) -> None:
         """The stability check, on the executor's cores, before the manifest asks for the provenance."""
         self._check(each)
 
@@ -190,7 +188,7 @@ class AnswerTasks:
         self._check(map)
         return self._provenance
 
-    def _check(self, each: Each) -> None:
+    def _check(self, each: Mapper) -> None:
         if not self._checked:
             checks = stability(self.rows, self.score, self.answer_channel.fill, self._few, each)
             self._provenance[CHECKS] = msgspec.json.encode(checks).decode()

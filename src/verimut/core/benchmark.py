@@ -142,6 +142,10 @@ class RecordsReads(Protocol):
     def verify_reading(self, episode: Any, run: Run) -> tuple[Verdict, Reads]: ...
 
 
+# A map that runs independent work on the executor's cores: fn over the items, results in the items' order.
+Mapper = Callable[[Callable[[Any], Any], Sequence[Any]], Iterable[Any]]
+
+
 class Prepares(Protocol):
     """Optional: work the adapter does once, when a manifest is built, given a map that runs it on the executor's
     cores (`each(fn, items)`, results in order; fn may close over anything: the workers are forked). What it finds
@@ -149,7 +153,7 @@ class Prepares(Protocol):
     is such work: thousands of reward calls, some of them seconds each.
     """
 
-    def prepare(self, each: Callable[[Callable[[Any], Any], Sequence[Any]], Iterable[Any]]) -> None: ...
+    def prepare(self, each: Mapper) -> None: ...
 
 
 class Locates(Protocol):
@@ -272,7 +276,7 @@ class Adapter:
     patch: Callable[[Any, Sequence[str], Any], None] | None = None
     page_writes: Callable[[str, Run], Sequence[Action]] | None = None
     verify_reading: Callable[[Any, Run], tuple[Verdict, Reads]] | None = None
-    prepare: Callable[[Callable[[Callable[[Any], Any], Sequence[Any]], Iterable[Any]]], None] | None = None
+    prepare: Callable[[Mapper], None] | None = None
     grammar: str = "api"
     concurrency: int | None = None
     markers: frozenset[str] = frozenset()
