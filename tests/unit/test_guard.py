@@ -146,3 +146,31 @@ def test_bounded_keeps_equal_values_equal_and_different_ones_different(x, y):
 @given(plain_data)
 def test_bounded_leaves_small_values_as_they_are(value):
     assert bounded(value) is value
+
+
+def _capped_whole(value):
+    """records.bounded as its docstring says it, copying every container: the reference the fast one must equal."""
+    if isinstance(value, str):
+        return bounded(value)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_capped_whole(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _capped_whole(v) for k, v in value.items()}
+    return value
+
+
+_long = st.text(max_size=3).map(lambda t: "q" * CAP + t)
+_with_long = st.recursive(
+    st.one_of(st.integers(), st.text(max_size=5), _long),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.lists(inner, max_size=4).map(tuple)
+        | st.dictionaries(st.text(max_size=5), inner, max_size=4)
+    ),
+)
+
+
+@given(_with_long)
+def test_bounded_caps_every_long_string_wherever_it_sits(value):
+    out = bounded(value)
+    assert out == _capped_whole(value) and type(out) is type(value)

@@ -60,3 +60,26 @@ def test_later_fills_each_placeholder_with_its_own_figure_and_nothing_else(uris,
     marks = [later(lambda u: u, u) for u in uris]
     page = text + "|".join(marks) + text + "verimut-figure-0." + later.mark[:-1]
     assert later.fill(page) == text + "|".join(uris) + text + "verimut-figure-0." + later.mark[:-1]
+
+
+def test_the_page_template_is_compiled_once_and_kept_in_the_cache(tmp_path, monkeypatch):
+    from verimut.outputs import report_html
+
+    monkeypatch.setattr(report_html, "CACHE", tmp_path)
+    first = report_html._env().get_template("report.html.j2")
+    kept = list((tmp_path / "templates").iterdir())
+    assert len(kept) == 1 and kept[0].stat().st_size > 0
+    # A second environment (the next audit) loads the compiled code rather than compiling again.
+    calls = []
+    monkeypatch.setattr(report_html.jinja2.Environment, "compile", lambda *a, **k: calls.append(a))
+    again = report_html._env().get_template("report.html.j2")
+    assert calls == [] and again.name == first.name
+
+
+def test_a_cache_that_cannot_be_made_only_costs_the_time(tmp_path, monkeypatch):
+    from verimut.outputs import report_html
+
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    monkeypatch.setattr(report_html, "CACHE", blocked)  # a file where the directory would be
+    assert report_html._env().get_template("report.html.j2") is not None

@@ -16,10 +16,10 @@ import os
 import pickle
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
 from verimut.adapters.answer_tasks import AnswerTasks, Row
+from verimut.core.cache import CACHE
 from verimut.core.errors import AuditError
 
 ENTRIES, SEED = 5, 42
@@ -78,7 +78,6 @@ def create(
 
 
 Made = dict[str, tuple[Any, list[dict[str, Any]]]]  # dataset name -> (the dataset, its entries)
-CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "verimut"
 
 
 def _datasets(size: int, start: int, version: str) -> tuple[Made, list[str], list[str]]:

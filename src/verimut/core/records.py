@@ -262,12 +262,18 @@ def bounded(value: Any) -> Any:
             return value
         digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:16]
         return f"{value[:PREFIX]}... [{len(value):,} characters, sha256 {digest}]"
+    # Containers are copied only from the first member that changes: most evidence has no long string, and this
+    # runs on every cell's detail and diff.
     if isinstance(value, (list, tuple)):
-        out = [bounded(v) for v in value]
-        return value if all(a is b for a, b in zip(out, value, strict=True)) else type(value)(out)
+        for i, v in enumerate(value):
+            if bounded(v) is not v:
+                return type(value)([*value[:i], *(bounded(w) for w in value[i:])])
+        return value
     if isinstance(value, dict):
-        pairs = {k: bounded(v) for k, v in value.items()}
-        return value if all(pairs[k] is v for k, v in value.items()) else pairs
+        for v in value.values():
+            if bounded(v) is not v:
+                return {key: bounded(w) for key, w in value.items()}
+        return value
     return value
 
 

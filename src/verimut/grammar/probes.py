@@ -19,6 +19,7 @@ that knows nothing can follow, whose best average reward is the lazy-policy rewa
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -40,10 +41,14 @@ _NO_ANSWER = Refusal("the reference run gives no answer")
 # --- what an answer means ---------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=4096)
 def meaning(text: str) -> Any:
     """What an answer says, whatever its form: a number's exact value ("0.5", "1/2" and "0.50" alike), else its
     text with case, whitespace and a final period left out ("B A C" is "bac"). Two answers that mean the same are
-    never a finding, in either direction."""
+    never a finding, in either direction.
+
+    Kept for the last answers asked about: every cell of a task compares its completion with the same reference
+    answer, and an answer-free completion (every integer to 1,000) is compared twice."""
     said = " ".join(text.split()).strip().rstrip(".").strip()
     plain = said.replace(",", "") if re.fullmatch(r"-?\d{1,3}(,\d{3})+(\.\d+)?", said) else said
     try:
@@ -53,7 +58,7 @@ def meaning(text: str) -> Any:
     low = plain.casefold()
     if low in ("nan", "inf", "infinity", "-inf", "-infinity"):
         return ("special", low)  # not a value at all: never the meaning of a finite answer
-    return re.sub(r"\s+", "", low)
+    return low.replace(" ", "")  # `said` has single spaces only; re.sub over 4,000 characters took 0.7 ms
 
 
 def same(a: str, b: str) -> bool:

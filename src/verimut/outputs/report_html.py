@@ -24,6 +24,7 @@ from typing import Any
 import jinja2
 
 from verimut.core.benchmark import USER
+from verimut.core.cache import CACHE
 from verimut.core.records import CellResult, Manifest, Outcome, RunRecord, natural
 from verimut.engine import arms
 from verimut.engine.manifest import Each, serially
@@ -66,11 +67,24 @@ class Later:
         return re.sub(re.escape(self.mark) + r"(\d+)\.", lambda found: drawn[int(found.group(1))], page)
 
 
+def _compiled() -> jinja2.BytecodeCache | None:
+    """Compiling the page's template takes longer than a small audit's scoring (a third of a second): keep the
+    compiled code in the cache directory, keyed by the template's text (jinja's own check), so an edited template
+    is compiled again. A cache that cannot be made (a read-only home) only costs the time."""
+    where = CACHE / "templates"
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return jinja2.FileSystemBytecodeCache(str(where))
+
+
 def _env() -> jinja2.Environment:
     # Autoescape: every string on the page (records, verifier messages, task text) comes from the
     # benchmark under audit and is shown as text, never interpreted as HTML.
     return jinja2.Environment(
         loader=jinja2.FunctionLoader(lambda name: files("verimut.outputs").joinpath("templates", name).read_text()),
+        bytecode_cache=_compiled(),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,

@@ -22,13 +22,13 @@ import subprocess
 from pathlib import Path
 
 from verimut.adapters.remote import Remote, interpreter
+from verimut.core.cache import CACHE
 from verimut.core.errors import AuditError
 
 PYTHON_ENV = "VERIMUT_APPWORLD_PYTHON"
 DEFAULT_PYTHON = Path(".venv-appworld") / "bin" / "python"  # relative: under the current directory
 WORKER_SIDE = Path(__file__).resolve().parent / "worker_side"
 GENERATOR = WORKER_SIDE / "appworld_suite.py"
-CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "verimut"
 
 
 def python(given: str | os.PathLike[str] | None = None) -> Path:
