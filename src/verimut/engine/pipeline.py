@@ -6,6 +6,7 @@ What is made of the ledger (summaries, the report) is the findings' and outputs'
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
@@ -250,9 +251,9 @@ def run(
     tick = lambda _: progress.advance(bar) if progress else None
     m = prepare(bench, store, tasks, families, tick, arm, executor)
     before = len(store.rows())
-    built, startup = time.monotonic(), executor.startup_seconds
+    built, startup, cpu = time.monotonic(), executor.startup_seconds, _cpu()
     rows = score_all(bench, m, store, executor, progress, source)
-    ended = time.monotonic()
+    ended, cpu = time.monotonic(), _cpu() - cpu
     startup = executor.startup_seconds - startup
     store.append_run(
         RunRecord(
@@ -264,6 +265,13 @@ def run(
             manifest_seconds=round(built - began, 3),
             startup_seconds=round(startup, 3),
             scoring_seconds=round(ended - built - startup, 3),
+            scoring_cpu_seconds=round(cpu, 3),
         )
     )
     return m, rows
+
+
+def _cpu() -> float:
+    """User and system CPU seconds of this process and of its children that have been waited for."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
