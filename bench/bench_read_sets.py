@@ -9,7 +9,8 @@ Run from the repository root:
 `cost`: the real `verimut.api.audit` of AgentDojo (default: every suite, every family), in one process, twice
 per repeat in alternating order: with the adapter as it is (it records what each verifier reads, and flips each
 control's unread collections), and with its `verify_reading` capability taken away (the audit as it was before
-recording: `verify`, and a reason from the adapter's source-text `explain`). Medians and their ratio.
+recording: `verify`, and a reason from the adapter's source-text `explain`). Medians and their ratio, in wall
+time and in CPU time (this process and the forks it waited for), which a shared machine's load moves far less.
 
 `aimed`: the out-of-scope cells a search aimed by the read map would plant (one per confirmed blind spot of the
 task's verifier, every cell into a collection it reads), picked from the audit's own scored cells, against every
@@ -28,6 +29,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -40,11 +42,17 @@ from verimut import api as audit_mod
 from verimut.oracle.state import NEW
 
 
-def _audit(bench: Any, suites: list[str]) -> float:
+def _cpu() -> float:
+    t = os.times()  # this process and the children it waited for (the report's figures are drawn in forks)
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def _audit(bench: Any, suites: list[str]) -> tuple[float, float]:
+    """One audit's wall and CPU seconds."""
     with tempfile.TemporaryDirectory() as out:
-        began = time.perf_counter()
+        began, cpu = time.perf_counter(), _cpu()
         audit_mod.audit(bench, out, suites=suites, executor="inprocess")
-        return time.perf_counter() - began
+        return time.perf_counter() - began, _cpu() - cpu
 
 
 def cost(args: argparse.Namespace) -> dict[str, Any]:
@@ -52,13 +60,25 @@ def cost(args: argparse.Namespace) -> dict[str, Any]:
     plain = dataclasses.replace(recording, verify_reading=None)
     _audit(plain, args.suite or ["banking"])  # warm: imports, the suites' default environments
     runs: dict[str, list[float]] = {"recording": [], "without": []}
+    cpu: dict[str, list[float]] = {"recording": [], "without": []}
     for i in range(args.repeat):
         order = [("recording", recording), ("without", plain)]
         for name, bench in order if i % 2 == 0 else order[::-1]:
-            runs[name].append(_audit(bench, args.suite))
-            print(f"repeat {i}: {name} {runs[name][-1]:.1f}s", file=sys.stderr)
+            wall, used = _audit(bench, args.suite)
+            runs[name].append(wall)
+            cpu[name].append(used)
+            print(f"repeat {i}: {name} {wall:.1f}s wall, {used:.1f}s CPU", file=sys.stderr)
     med = {k: statistics.median(v) for k, v in runs.items()}
-    return {"suites": args.suite or "all", "runs": runs, "median_s": med, "ratio": med["recording"] / med["without"]}
+    med_cpu = {k: statistics.median(v) for k, v in cpu.items()}
+    return {
+        "suites": args.suite or "all",
+        "runs": runs,
+        "cpu": cpu,
+        "median_s": med,
+        "median_cpu_s": med_cpu,
+        "ratio": med["recording"] / med["without"],
+        "cpu_ratio": med_cpu["recording"] / med_cpu["without"],
+    }
 
 
 def _old_unread(said: str | None) -> set[str]:
