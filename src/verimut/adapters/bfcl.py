@@ -40,6 +40,7 @@ multi_turn_checker.py `multi_turn_checker` compares backend state (`state_checke
 from __future__ import annotations
 
 import ast
+import contextlib
 import copy
 import importlib
 import importlib.metadata
@@ -50,7 +51,7 @@ import itertools
 import json
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -122,7 +123,8 @@ STATE_COMPARED = (
     "at the end of every turn (the checker's own grain) and now: every attribute, public and private (the checker sees only public ones), of every backend instance "
     "the entry involves; the file tree flattened to paths, the current directory as a path; "
     "left out: _api_description (constant), _random (generator state), File._last_modified (wall clock), "
-    "TravelAPI._flight_cost_lookup (telemetry: a cache of get_flight_cost reads)"
+    "TravelAPI._flight_cost_lookup (telemetry: a cache of get_flight_cost reads), "
+    "VehicleControlAPI._parkingBrakeForce and _slopeAngle (telemetry: the simulator's bookkeeping of a brake call)"
 )
 
 
@@ -154,6 +156,9 @@ class Episode:
     # so the oracle does too.
     turns: list[dict[str, Any]] = field(default_factory=list)
     started: bool = False  # the first TURN marker opens turn 1 and closes nothing
+    # Values set at snapshot paths (`patch`): the checker re-executes the run's calls on instances of its own,
+    # so `verify` sets them on those instances, at the turn the path names, before it compares them.
+    flips: list[tuple[tuple[str, ...], Any]] = field(default_factory=list)
 
 
 _names = itertools.count()
@@ -315,6 +320,65 @@ def _instance_state(instance: Any) -> dict[str, Any]:
     return state
 
 
+def _turn_key(index: int, turns: int) -> str:
+    """The snapshot key of the state at the end of turn `index` (0-based) of `turns`."""
+    return "now" if index == turns - 1 else f"after_turn_{index + 1}"
+
+
+def _set_at(instance: Any, path: Sequence[str], value: Any) -> None:
+    """Set `value` on a backend instance at a snapshot path below its class (`_private` holds the private names;
+    dict keys match as the snapshot spells them, a tuple key joined with '|')."""
+    segs = list(path[1:] if path and path[0] == "_private" else path)
+    if not segs or segs[0] in ("files", "directories", "_current_dir"):
+        raise ValueError(f"no flip at {'.'.join(path)}: a view of the snapshot, not an attribute")
+    if len(segs) == 1:
+        setattr(instance, segs[0], value)
+        return
+    node = getattr(instance, segs[0])
+    for i, seg in enumerate(segs[1:]):
+        if isinstance(node, list):
+            key: Any = int(seg)
+        else:
+            key = next(
+                k for k in node if k == seg or str(k) == seg or (isinstance(k, tuple) and "|".join(map(str, k)) == seg)
+            )
+        if i == len(segs) - 2:
+            node[key] = value
+        else:
+            node = node[key]
+
+
+@contextlib.contextmanager
+def _flipped(flips: Sequence[tuple[tuple[str, ...], Any]], turns: int, model: str) -> Iterator[None]:
+    """While the checker runs: before it compares turn i's instances, set the flips whose path names turn i on
+    the instances the run's calls were executed on (`model`'s). The checker's own functions run as written."""
+    if not flips:
+        yield
+        return
+    from bfcl_eval.eval_checker.multi_turn_eval import multi_turn_checker as checker
+
+    execute, compare = checker.execute_multi_turn_func_call, checker.state_checker
+    seen = [0]  # ground-truth executions so far: one per turn
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("model_name") == model + "_ground_truth":
+            seen[0] += 1
+        return execute(*args, **kwargs)
+
+    def flipped_then_compared(model_instances: dict[str, Any], truth: dict[str, Any]) -> Any:
+        key = _turn_key(seen[0] - 1, turns)
+        for path, value in flips:
+            if path[0] == key:
+                _set_at(model_instances[path[1]], path[2:], value)
+        return compare(model_instances, truth)
+
+    checker.execute_multi_turn_func_call, checker.state_checker = counted, flipped_then_compared
+    try:
+        yield
+    finally:
+        checker.execute_multi_turn_func_call, checker.state_checker = execute, compare
+
+
 def _status_only(output: str) -> bool:
     """Whether a call's output is a status: a JSON object whose values are all booleans or strings."""
     try:
@@ -330,9 +394,15 @@ class BFCL:
     markers = frozenset({TURN})  # a turn boundary is structure: alternative runs leave it in place
     # A price cache that reads fill: telemetry. The snapshot may flatten it into one collection per
     # flight (`..._flight_cost_lookup.JFK|LAX|first|2026-10-15`), hence the second pattern.
+    # The parking brake's force and the road's slope angle: simulator bookkeeping, not world state. A brake call
+    # invents the slope (engage sets 10.0 degrees on whatever road), and engaging an engaged brake moves only
+    # these two while the status a user sees stays 'engaged'. Checked like every declaration, by flipping them
+    # where the checker compares (`patch`): a verifier that graded them would make them state for its task.
     telemetry: Sequence[str] = (
         "*.TravelAPI._private._flight_cost_lookup",
         "*.TravelAPI._private._flight_cost_lookup.*",
+        "*.VehicleControlAPI._private[_parkingBrakeForce]",
+        "*.VehicleControlAPI._private[_slopeAngle]",
     )
 
     contracts: Mapping[str, str] = {"user": "effect"}
@@ -482,7 +552,19 @@ class BFCL:
         return {"now": self._state(episode), **earlier}
 
     def fork(self, episode: Episode) -> Episode:
-        return Episode(episode.entry, copy.deepcopy(episode.instances), copy.deepcopy(episode.turns), episode.started)
+        return Episode(
+            episode.entry,
+            copy.deepcopy(episode.instances),
+            copy.deepcopy(episode.turns),
+            episode.started,
+            copy.deepcopy(episode.flips),
+        )
+
+    def patch(self, episode: Episode, path: Sequence[str], value: Any) -> None:
+        """Set a value at a snapshot path (`now` or `after_turn_N`, class, attribute ...) where the checker looks:
+        on the instances it re-executes the run's calls on, at that turn, before it compares them (`verify`). The
+        checker never reads our episode, so a flip there would prove nothing."""
+        episode.flips.append((tuple(path), value))
 
     def verify(self, episode: Episode, run: Run) -> Verdict:
         """The package's multi_turn_checker on the run's calls per turn, under a model name of its own."""
@@ -495,13 +577,14 @@ class BFCL:
             return Verdict(False, f"{len(turns)} turns, the entry has {len(entry.ground_truth)}")
         model = _unique("verify")
         try:
-            result = multi_turn_checker(
-                [[calls] if calls else [] for calls in turns],
-                entry.ground_truth,
-                copy.deepcopy(entry.question),
-                f"multi_turn_{entry.category}",
-                model,
-            )
+            with _flipped(episode.flips, len(entry.ground_truth), model):
+                result = multi_turn_checker(
+                    [[calls] if calls else [] for calls in turns],
+                    entry.ground_truth,
+                    copy.deepcopy(entry.question),
+                    f"multi_turn_{entry.category}",
+                    model,
+                )
         finally:
             _drop_globals(model)
             _restore_shipped()  # the checker's instances changed the shared module data: undo it for the next cell
