@@ -56,8 +56,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from verimut.adapters.base import check_version, plain, require
+from verimut.adapters.recording import recorded
 from verimut.core.benchmark import Verdict
 from verimut.core.errors import AuditError
+from verimut.core.reads import KEYS, OWN_STATES, STATE, TRACE, VALUE, WHOLE, Reads
 from verimut.core.run import Action, Run, Step
 
 CATEGORIES = ("base", "miss_func", "miss_param", "long_context")
@@ -329,7 +331,14 @@ def _set_at(instance: Any, path: Sequence[str], value: Any) -> None:
     """Set `value` on a backend instance at a snapshot path below its class (`_private` holds the private names;
     dict keys match as the snapshot spells them, a tuple key joined with '|')."""
     segs = list(path[1:] if path and path[0] == "_private" else path)
-    if not segs or segs[0] in ("files", "directories", "_current_dir"):
+    if segs == ["_current_dir"]:  # a path in the snapshot: moved to another folder (the top one, or one below it)
+        root, now = instance.root, instance._current_dir
+        others = [d for d in root.contents.values() if hasattr(d, "contents")]
+        if now is root and not others:
+            raise ValueError("no other folder to move the current directory to")
+        instance._current_dir = root if now is not root else others[0]
+        return
+    if not segs or segs[0] in ("files", "directories"):
         raise ValueError(f"no flip at {'.'.join(path)}: a view of the snapshot, not an attribute")
     if len(segs) == 1:
         setattr(instance, segs[0], value)
@@ -348,16 +357,87 @@ def _set_at(instance: Any, path: Sequence[str], value: Any) -> None:
             node = node[key]
 
 
+class _Reading:
+    """What `multi_turn_checker` read while it ran (core/reads.py): the attributes it took off the instances the
+    run's calls were executed on, at each turn it compared, and the run's call outputs its response check took."""
+
+    def __init__(self, positions: Sequence[int]) -> None:
+        self.positions = positions  # the k-th call output is the run's action at positions[k]
+        self.seen: set[tuple[tuple[str, ...], str]] = set()
+
+    def attribute(self, at: tuple[str, ...], name: str, value: Any) -> None:
+        """A read of attribute `name` of the instance at snapshot path `at`, named as the snapshot names it."""
+        how = VALUE if isinstance(value, (str, int, float, bool, type(None))) else WHOLE
+        if name == "root":  # the file tree, compared through Directory.__eq__ all the way down
+            self.seen.update({((*at, "files"), WHOLE), ((*at, "directories"), WHOLE)})
+        elif name == "_current_dir":
+            self.seen.add(((*at, "_private", name), VALUE))
+        else:
+            self.seen.add(((*at, "_private", name) if name.startswith("_") else (*at, name), how))
+
+    def trace(self, reads: Reads, taken: int) -> None:
+        """The response check's reads of the first `taken` outputs, put at their calls' positions in the run."""
+        for how, paths in ((VALUE, reads.value), (KEYS, reads.keys), (WHOLE, reads.whole)):
+            for path in paths:
+                rest = path.split(".")[1:]
+                if not rest:  # the list as a whole (the check copies it): every call's output it holds
+                    self.seen.update(((TRACE, str(p)), how) for p in self.positions[:taken])
+                else:
+                    self.seen.add(((TRACE, str(self.positions[int(rest[0])]), *rest[1:]), how))
+
+
+_WATCHED: dict[int, tuple[tuple[str, ...], _Reading]] = {}  # id(instance) -> (its snapshot path, the reading)
+
+
+def _noting(self: Any, name: str) -> Any:
+    """A backend class's attribute lookup while the checker compares: as before, and noted for a watched instance.
+    `vars()` lists the attributes (a keys read); the values it then filters are not counted as read."""
+    value = object.__getattribute__(self, name)
+    watched = _WATCHED.get(id(self))
+    if watched is not None:
+        at, reading = watched
+        if name == "__dict__":
+            reading.seen.add((at, KEYS))
+        elif name in object.__getattribute__(self, "__dict__"):
+            reading.attribute(at, name, value)
+    return value
+
+
 @contextlib.contextmanager
-def _flipped(flips: Sequence[tuple[tuple[str, ...], Any]], turns: int, model: str) -> Iterator[None]:
-    """While the checker runs: before it compares turn i's instances, set the flips whose path names turn i on
-    the instances the run's calls were executed on (`model`'s). The checker's own functions run as written."""
-    if not flips:
+def _watching(instances: Mapping[str, Any], at: tuple[str, ...], reading: _Reading) -> Iterator[None]:
+    """Note attribute reads on `instances` (class name -> instance, at `at` + class name) while the block runs.
+    Only the classes' `__getattribute__` is replaced, and put back after; their equality runs as written."""
+    classes = {type(i) for i in instances.values()}
+    own = {c: c.__dict__.get("__getattribute__") for c in classes}
+    for name, instance in instances.items():
+        _WATCHED[id(instance)] = ((*at, name), reading)
+    for c in classes:
+        type.__setattr__(c, "__getattribute__", _noting)
+    try:
+        yield
+    finally:
+        for c in classes:
+            if own[c] is None:
+                type.__delattr__(c, "__getattribute__")
+            else:
+                type.__setattr__(c, "__getattribute__", own[c])
+        for instance in instances.values():
+            _WATCHED.pop(id(instance), None)
+
+
+@contextlib.contextmanager
+def _hooked(
+    flips: Sequence[tuple[tuple[str, ...], Any]], turns: int, model: str, reading: _Reading | None = None
+) -> Iterator[None]:
+    """While the checker runs: before it compares turn i's instances, set the flips whose path names turn i on the
+    instances the run's calls were executed on (`model`'s); with a `reading`, note what its comparisons read. The
+    checker's own functions run as written."""
+    if not flips and reading is None:
         yield
         return
     from bfcl_eval.eval_checker.multi_turn_eval import multi_turn_checker as checker
 
-    execute, compare = checker.execute_multi_turn_func_call, checker.state_checker
+    execute, compare, respond = checker.execute_multi_turn_func_call, checker.state_checker, checker.response_checker
     seen = [0]  # ground-truth executions so far: one per turn
 
     def counted(*args: Any, **kwargs: Any) -> Any:
@@ -370,13 +450,25 @@ def _flipped(flips: Sequence[tuple[tuple[str, ...], Any]], turns: int, model: st
         for path, value in flips:
             if path[0] == key:
                 _set_at(model_instances[path[1]], path[2:], value)
-        return compare(model_instances, truth)
+        if reading is None:
+            return compare(model_instances, truth)
+        with _watching(model_instances, (STATE, key), reading):
+            return compare(model_instances, truth)
+
+    def responded(results: list[Any], truth: list[Any], turn: int) -> Any:
+        if reading is None:
+            return respond(results, truth, turn)
+        said, reads = recorded({TRACE: results}, lambda views: respond(views[TRACE], truth, turn))
+        reading.trace(reads, len(results))
+        return said
 
     checker.execute_multi_turn_func_call, checker.state_checker = counted, flipped_then_compared
+    checker.response_checker = responded
     try:
         yield
     finally:
         checker.execute_multi_turn_func_call, checker.state_checker = execute, compare
+        checker.response_checker = respond
 
 
 def _status_only(output: str) -> bool:
@@ -462,6 +554,8 @@ class BFCL:
             "categories": ", ".join(f"multi_turn_{c}" for c in CATEGORIES),
             "verifier": "bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker.multi_turn_checker",
             "state_compared": STATE_COMPARED,
+            # An entry's state is the classes it involves: another entry's writes never land in it (read maps).
+            OWN_STATES: "each entry's state is its own: the backend classes it involves",
         }
 
     def tasks(self) -> Sequence[str]:
@@ -567,6 +661,17 @@ class BFCL:
         episode.flips.append((tuple(path), value))
 
     def verify(self, episode: Episode, run: Run) -> Verdict:
+        return self._verify(episode, run)
+
+    def verify_reading(self, episode: Episode, run: Run) -> tuple[Verdict, Reads]:
+        """`verify`, with what the checker read recorded as it ran: the attributes its comparison took off the
+        instances the run's calls were executed on (`state`, by turn: `now`, `after_turn_N`) and the call outputs
+        its response check took (`trace`, by the call's position in the run)."""
+        reading = _Reading([i for i, a in enumerate(run.actions) if a.name != TURN])
+        verdict = self._verify(episode, run, reading)
+        return verdict, Reads.of(reading.seen)
+
+    def _verify(self, episode: Episode, run: Run, reading: _Reading | None = None) -> Verdict:
         """The package's multi_turn_checker on the run's calls per turn, under a model name of its own."""
         from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker import multi_turn_checker
 
@@ -577,7 +682,7 @@ class BFCL:
             return Verdict(False, f"{len(turns)} turns, the entry has {len(entry.ground_truth)}")
         model = _unique("verify")
         try:
-            with _flipped(episode.flips, len(entry.ground_truth), model):
+            with _hooked(episode.flips, len(entry.ground_truth), model, reading):
                 result = multi_turn_checker(
                     [[calls] if calls else [] for calls in turns],
                     entry.ground_truth,
