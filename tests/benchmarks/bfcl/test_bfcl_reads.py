@@ -91,3 +91,22 @@ def test_the_file_tree_is_read_through_its_own_equality(bench):
     changed = replay(bench, task, edited)
     verdict, _ = bench.verify_reading(changed.episode, edited)
     assert not verdict.passed and "instance_state_mismatch" in verdict.detail
+
+
+def test_a_read_map_covers_only_the_entrys_own_classes(tmp_path):
+    # Entries 52 (vehicle, Twitter) and 63 (vehicle, messages): each one's map and blind spots hold only the classes
+    # it involves (provenance own_states), and 52's private vehicle numbers are confirmed blind spots.
+    import json
+
+    from conftest import verimut
+
+    out = tmp_path / "map"
+    tasks = ("--task", "base/multi_turn_base_52", "--task", "base/multi_turn_base_63")
+    result = verimut("audit", "bfcl", *tasks, "-f", "extra-oos", "--out", str(out), "-q", "--executor", "inprocess")
+    assert result.returncode == 0, result.stdout + result.stderr
+    verifiers = json.loads((out / "summary.json").read_text())["read_map"]["verifiers"]
+    classes = {t: {c.split(".")[1] for c in v["collections"]} for t, v in verifiers.items()}
+    assert classes["base/multi_turn_base_52"] == {"TwitterAPI", "VehicleControlAPI"}
+    assert "TwitterAPI" not in classes["base/multi_turn_base_63"]
+    spots = {b["collection"]: b["check"] for b in verifiers["base/multi_turn_base_52"]["blind_spots"]}
+    assert spots.get("now.VehicleControlAPI._private") == "confirmed"
