@@ -5,11 +5,11 @@ reference run's control and every edited run the audit scored) is one call of th
 calls a collection is read `always`, `sometimes` or `never` (core/reads.py says what reading one is).
 
 The collections a write can reach are, per suite, those some scored run changed from its start
-(`changed_from_start`); per task where each task's state is its own (the adapter's provenance says so under `OWN_STATES`: BFCL), those its own
-scored runs changed. A reachable collection its verifier never read is a **blind spot**: no write there can
-change its verdict. It is *confirmed* when flipping it on the reference end left the verdict as it was
-(`Evidence.unread_flipped`, engine/blind_spots.py); a flip that changed the verdict means the recording missed a
-read, and the collection is reported as read. With each blind spot, the benchmark's own writes that land there
+(`changed_from_start`); per task where each task's state is its own (the adapter's provenance names
+`OWN_STATES`: BFCL), those its own scored runs changed. A reachable collection its verifier never read is a
+**blind spot**: no write there can change its verdict. It is *confirmed* when flipping it on the reference end
+left the verdict as it was (`Evidence.unread_flipped`, engine/blind_spots.py); a flip that changed the verdict
+means the recording missed a read, and the collection is reported as read. With each blind spot, the benchmark's own writes that land there
 (the out-of-scope library's tools, from its cells). Pure: no I/O.
 """
 
@@ -74,7 +74,7 @@ def build(m: Manifest, rows: Mapping[str, CellResult]) -> ReadMap | None:
     reachable: dict[str, set[str]] = {}
     written: dict[str, set[str]] = {}  # suite -> the collections some scored run of it changed
     writes: dict[tuple[str, str], set[str]] = {}
-    # Where a write can land: the suite's one state, or (an adapter with `own_states`, BFCL) the task's own.
+    # Where a write can land: the suite's one state, or (provenance OWN_STATES, BFCL) the task's own.
     place = (lambda task: task) if OWN_STATES in m.provenance else suite_of
     for row in rows.values():
         if row.evidence.run_task is not None:
