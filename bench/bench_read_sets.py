@@ -17,7 +17,8 @@ task's verifier, every cell into a collection it reads), picked from the audit's
 out-of-scope cell the audit planted: cells, false accepts, verifiers found.
 
 `reasons`: for every confirmed false accept of an audit whose cells recorded reads, the reason the source-text
-search gives (AgentDojo's `explain`, which looks for the collection's field names in the verifier's source) against
+search gives (the adapter's `explain`: AgentDojo's looks for the collection's field names in the verifier's source,
+BFCL's says a private attribute is never compared and anything else is) against
 the measurement (the reason the audit wrote: its "never read" part): per differing collection, does each say the
 verifier read it or never did? A reason *changes*
 when one collection is said read by one and never read by the other. Writes the changed cells' ids (the input of
@@ -82,10 +83,15 @@ def cost(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _old_unread(said: str | None) -> set[str]:
-    """The collections AgentDojo's source-text `explain` says the verifier never reads (its "never reads" part)."""
-    if not said or "never reads " not in said:
+    """The collections an adapter's source-text `explain` says the verifier never reads: AgentDojo's "never reads"
+    part, BFCL's "... is private state" part."""
+    if not said:
         return set()
-    return {c.strip() for c in said.split("never reads ", 1)[1].split(",")}
+    if "never reads " in said:
+        return {c.strip() for c in said.split("never reads ", 1)[1].split(",")}
+    private = " is private state"
+    part = next((p for p in said.removeprefix("multi_turn_checker: ").split("; ") if private in p), "")
+    return {c.strip() for c in part.split(private, 1)[0].split(",") if c.strip()}
 
 
 def _measured_unread(said: str | None) -> set[str]:
@@ -98,7 +104,7 @@ def _measured_unread(said: str | None) -> set[str]:
 def reasons(args: argparse.Namespace) -> dict[str, Any]:
     audit_dir = Path(args.audit)
     rows = [json.loads(line) for line in (audit_dir / "cells.jsonl").read_text().splitlines() if line.strip()]
-    bench = adapters.load("agentdojo")
+    bench = adapters.load(json.loads((audit_dir / "manifest.json").read_text())["benchmark"])
     assert bench.explain is not None
     found = [r for r in rows if r["outcome"] == "false_accept" and r["evidence"].get("differs_from_reference")]
     changed: list[dict[str, Any]] = []

@@ -18,6 +18,9 @@ moved it, from what the after audit recorded (its outcome, reason and evidence):
     pin strength     a weakly pinned value (`weak_pin_accept`)
     idle writes      (issue 41) a run that leaves out reference writes that changed nothing, for a verifier that
                      grades the calls: it was rejected on the trace, its state decides now (a false reject)
+    new telemetry    (issue 41, BFCL 2b) a cell gone because everything its run changed is telemetry the after
+                     audit declares and the before audit did not (the write now changes nothing, and is not
+                     planted: BFCL's parking-brake force and slope)
 
 Beside the moves, `evidence` lists the findings whose outcome stayed but whose difference from the reference
 reads otherwise (issue 41: an AppWorld table the reference's snapshot lacked read as every row added).
@@ -36,6 +39,7 @@ A change none of these explains is printed as "unattributed", for a person to lo
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 from collections import Counter
 from pathlib import Path
@@ -54,8 +58,29 @@ def _load(directory: Path) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     return manifest, rows
 
 
+def _only_telemetry(row: dict[str, Any], patterns: set[str] | frozenset[str]) -> bool:
+    """Whether every record a cell's run changed (its difference from the reference) is named by `patterns`
+    (`collection glob[key]` or a whole collection glob)."""
+    diffs = row.get("evidence", {}).get("differs_from_reference") or []
+
+    def named(coll: str, key: str | None) -> bool:
+        for p in patterns:
+            glob, _, rest = p.partition("[")
+            if fnmatch.fnmatchcase(coll, glob) and (not rest or (key is not None and rest == f"{key}]")):
+                return True
+        return False
+
+    keys = [(d["collection"], r.get("key")) for d in diffs for part in ("added", "removed", "changed") for r in d[part]]
+    return bool(keys) and all(named(c, k) for c, k in keys)
+
+
 def _rule(
-    cid: str, before: dict[str, Any] | None, after: dict[str, Any] | None, tasks: dict[str, Any], graded: set[str]
+    cid: str,
+    before: dict[str, Any] | None,
+    after: dict[str, Any] | None,
+    tasks: dict[str, Any],
+    graded: set[str],
+    new_telemetry: set[str] | frozenset[str] = frozenset(),
 ) -> str:
     """The rule that moved a cell (from the after audit's record of it; `graded`: tasks whose verifier grades a
     declared telemetry field or mask)."""
@@ -63,7 +88,7 @@ def _rule(
     if tasks.get(task, {}).get("contract") == "goal" and (after is None or after["outcome"] == "refused"):
         return "contracts"
     if after is None:
-        return "unattributed (cell gone)"
+        return "new telemetry" if before and _only_telemetry(before, new_telemetry) else "unattributed (cell gone)"
     ev, reason = after.get("evidence", {}), after.get("reason") or ""
     was = before or {}
     if after["outcome"] == "false_reject" and was.get("outcome") == "rejected" and "calls" in (was.get("reason") or ""):
@@ -92,8 +117,9 @@ def _rule(
 
 
 def compare(before_dir: Path, after_dir: Path) -> dict[str, Any]:
-    _, before = _load(before_dir)
+    m_before, before = _load(before_dir)
     m_after, after = _load(after_dir)
+    new_telemetry = set(m_after.get("telemetry", [])) - set(m_before.get("telemetry", []))
     tasks = m_after.get("tasks", {})
     graded = {t for ts in m_after.get("graded", {}).values() for t in ts}
     moves: list[dict[str, Any]] = []
@@ -103,7 +129,9 @@ def compare(before_dir: Path, after_dir: Path) -> dict[str, Any]:
         now = a["outcome"] if a else None
         if was == now or (was not in FINDINGS and now not in FINDINGS):
             continue
-        moves.append({"cell_id": cid, "before": was, "after": now, "rule": _rule(cid, b, a, tasks, graded)})
+        moves.append(
+            {"cell_id": cid, "before": was, "after": now, "rule": _rule(cid, b, a, tasks, graded, new_telemetry)}
+        )
     kind = {t: f.get("kind", "user") for t, f in tasks.items()}
 
     def counts(rows: dict[str, dict[str, Any]]) -> dict[str, int]:

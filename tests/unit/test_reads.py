@@ -9,7 +9,7 @@ import pytest
 from pydantic import BaseModel
 
 from verimut.adapters.recording import recorded
-from verimut.core.reads import Reads, explain, reads_collection
+from verimut.core.reads import Reads, collections_read, explain, reads_collection
 from verimut.oracle.state import Change, CollectionDiff
 
 
@@ -131,3 +131,26 @@ def test_a_changed_field_the_verifier_never_took_is_named():
     reads = Reads(value=["state.inbox.emails.7.body"])
     said = explain("V()", reads, [differing(diff)])
     assert "read inbox.emails (fields body): never the differing field subject" in said
+
+
+def test_collections_read_in_one_pass_is_reads_collection_for_each():
+    known = [
+        "",
+        "slack",
+        "slack.user_inbox",
+        "slack.user_inbox.bob.smith@x.com",
+        "slack.user_inbox.bob",
+        "bank",
+        "bank.transactions",
+        "bank.transactions.new",
+        "cloud",
+    ]
+    cases = [
+        Reads(value=["slack.user_inbox.bob.smith@x.com.0.body", "bank.balance"]),
+        Reads(whole=["slack.user_inbox"], keys=["bank.transactions"]),
+        Reads(value=["top_level_field"], whole=["bank.transactions.new"]),
+        Reads(whole=[""]),
+        Reads(),
+    ]
+    for reads in cases:
+        assert collections_read(reads, known) == {c for c in known if reads_collection(reads, c, known)}, reads

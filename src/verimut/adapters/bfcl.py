@@ -40,6 +40,7 @@ multi_turn_checker.py `multi_turn_checker` compares backend state (`state_checke
 from __future__ import annotations
 
 import ast
+import contextlib
 import copy
 import importlib
 import importlib.metadata
@@ -50,13 +51,15 @@ import itertools
 import json
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from verimut.adapters.base import check_version, plain, require
+from verimut.adapters.recording import recorded
 from verimut.core.benchmark import Verdict
 from verimut.core.errors import AuditError
+from verimut.core.reads import KEYS, OWN_STATES, STATE, TRACE, VALUE, WHOLE, Reads
 from verimut.core.run import Action, Run, Step
 
 CATEGORIES = ("base", "miss_func", "miss_param", "long_context")
@@ -122,7 +125,8 @@ STATE_COMPARED = (
     "at the end of every turn (the checker's own grain) and now: every attribute, public and private (the checker sees only public ones), of every backend instance "
     "the entry involves; the file tree flattened to paths, the current directory as a path; "
     "left out: _api_description (constant), _random (generator state), File._last_modified (wall clock), "
-    "TravelAPI._flight_cost_lookup (telemetry: a cache of get_flight_cost reads)"
+    "TravelAPI._flight_cost_lookup (telemetry: a cache of get_flight_cost reads), "
+    "VehicleControlAPI._parkingBrakeForce and _slopeAngle (telemetry: the simulator's bookkeeping of a brake call)"
 )
 
 
@@ -154,6 +158,9 @@ class Episode:
     # so the oracle does too.
     turns: list[dict[str, Any]] = field(default_factory=list)
     started: bool = False  # the first TURN marker opens turn 1 and closes nothing
+    # Values set at snapshot paths (`patch`): the checker re-executes the run's calls on instances of its own,
+    # so `verify` sets them on those instances, at the turn the path names, before it compares them.
+    flips: list[tuple[tuple[str, ...], Any]] = field(default_factory=list)
 
 
 _names = itertools.count()
@@ -315,6 +322,155 @@ def _instance_state(instance: Any) -> dict[str, Any]:
     return state
 
 
+def _turn_key(index: int, turns: int) -> str:
+    """The snapshot key of the state at the end of turn `index` (0-based) of `turns`."""
+    return "now" if index == turns - 1 else f"after_turn_{index + 1}"
+
+
+def _set_at(instance: Any, path: Sequence[str], value: Any) -> None:
+    """Set `value` on a backend instance at a snapshot path below its class (`_private` holds the private names;
+    dict keys match as the snapshot spells them, a tuple key joined with '|')."""
+    segs = list(path[1:] if path and path[0] == "_private" else path)
+    if segs == ["_current_dir"]:  # a path in the snapshot: moved to another folder (the top one, or one below it)
+        root, now = instance.root, instance._current_dir
+        others = [d for d in root.contents.values() if hasattr(d, "contents")]
+        if now is root and not others:
+            raise ValueError("no other folder to move the current directory to")
+        instance._current_dir = root if now is not root else others[0]
+        return
+    if not segs or segs[0] in ("files", "directories"):
+        raise ValueError(f"no flip at {'.'.join(path)}: a view of the snapshot, not an attribute")
+    if len(segs) == 1:
+        setattr(instance, segs[0], value)
+        return
+    node = getattr(instance, segs[0])
+    for i, seg in enumerate(segs[1:]):
+        if isinstance(node, list):
+            key: Any = int(seg)
+        else:
+            key = next(
+                k for k in node if k == seg or str(k) == seg or (isinstance(k, tuple) and "|".join(map(str, k)) == seg)
+            )
+        if i == len(segs) - 2:
+            node[key] = value
+        else:
+            node = node[key]
+
+
+class _Reading:
+    """What `multi_turn_checker` read while it ran (core/reads.py): the attributes it took off the instances the
+    run's calls were executed on, at each turn it compared, and the run's call outputs its response check took."""
+
+    def __init__(self, positions: Sequence[int]) -> None:
+        self.positions = positions  # the k-th call output is the run's action at positions[k]
+        self.seen: set[tuple[tuple[str, ...], str]] = set()
+
+    def attribute(self, at: tuple[str, ...], name: str, value: Any) -> None:
+        """A read of attribute `name` of the instance at snapshot path `at`, named as the snapshot names it."""
+        how = VALUE if isinstance(value, (str, int, float, bool, type(None))) else WHOLE
+        if name == "root":  # the file tree, compared through Directory.__eq__ all the way down
+            self.seen.update({((*at, "files"), WHOLE), ((*at, "directories"), WHOLE)})
+        elif name == "_current_dir":
+            self.seen.add(((*at, "_private", name), VALUE))
+        else:
+            self.seen.add(((*at, "_private", name) if name.startswith("_") else (*at, name), how))
+
+    def trace(self, reads: Reads, taken: int) -> None:
+        """The response check's reads of the first `taken` outputs, put at their calls' positions in the run."""
+        for how, paths in ((VALUE, reads.value), (KEYS, reads.keys), (WHOLE, reads.whole)):
+            for path in paths:
+                rest = path.split(".")[1:]
+                if not rest:  # the list as a whole (the check copies it): every call's output it holds
+                    self.seen.update(((TRACE, str(p)), how) for p in self.positions[:taken])
+                else:
+                    self.seen.add(((TRACE, str(self.positions[int(rest[0])]), *rest[1:]), how))
+
+
+_WATCHED: dict[int, tuple[tuple[str, ...], _Reading]] = {}  # id(instance) -> (its snapshot path, the reading)
+
+
+def _noting(self: Any, name: str) -> Any:
+    """A backend class's attribute lookup while the checker compares: as before, and noted for a watched instance.
+    `vars()` lists the attributes (a keys read); the values it then filters are not counted as read."""
+    value = object.__getattribute__(self, name)
+    watched = _WATCHED.get(id(self))
+    if watched is not None:
+        at, reading = watched
+        if name == "__dict__":
+            reading.seen.add((at, KEYS))
+        elif name in object.__getattribute__(self, "__dict__"):
+            reading.attribute(at, name, value)
+    return value
+
+
+@contextlib.contextmanager
+def _watching(instances: Mapping[str, Any], at: tuple[str, ...], reading: _Reading) -> Iterator[None]:
+    """Note attribute reads on `instances` (class name -> instance, at `at` + class name) while the block runs.
+    Only the classes' `__getattribute__` is replaced, and put back after; their equality runs as written."""
+    classes = {type(i) for i in instances.values()}
+    own = {c: c.__dict__.get("__getattribute__") for c in classes}
+    for name, instance in instances.items():
+        _WATCHED[id(instance)] = ((*at, name), reading)
+    for c in classes:
+        type.__setattr__(c, "__getattribute__", _noting)
+    try:
+        yield
+    finally:
+        for c in classes:
+            if own[c] is None:
+                type.__delattr__(c, "__getattribute__")
+            else:
+                type.__setattr__(c, "__getattribute__", own[c])
+        for instance in instances.values():
+            _WATCHED.pop(id(instance), None)
+
+
+@contextlib.contextmanager
+def _hooked(
+    flips: Sequence[tuple[tuple[str, ...], Any]], turns: int, model: str, reading: _Reading | None = None
+) -> Iterator[None]:
+    """While the checker runs: before it compares turn i's instances, set the flips whose path names turn i on the
+    instances the run's calls were executed on (`model`'s); with a `reading`, note what its comparisons read. The
+    checker's own functions run as written."""
+    if not flips and reading is None:
+        yield
+        return
+    from bfcl_eval.eval_checker.multi_turn_eval import multi_turn_checker as checker
+
+    execute, compare, respond = checker.execute_multi_turn_func_call, checker.state_checker, checker.response_checker
+    seen = [0]  # ground-truth executions so far: one per turn
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("model_name") == model + "_ground_truth":
+            seen[0] += 1
+        return execute(*args, **kwargs)
+
+    def flipped_then_compared(model_instances: dict[str, Any], truth: dict[str, Any]) -> Any:
+        key = _turn_key(seen[0] - 1, turns)
+        for path, value in flips:
+            if path[0] == key:
+                _set_at(model_instances[path[1]], path[2:], value)
+        if reading is None:
+            return compare(model_instances, truth)
+        with _watching(model_instances, (STATE, key), reading):
+            return compare(model_instances, truth)
+
+    def responded(results: list[Any], truth: list[Any], turn: int) -> Any:
+        if reading is None:
+            return respond(results, truth, turn)
+        said, reads = recorded({TRACE: results}, lambda views: respond(views[TRACE], truth, turn))
+        reading.trace(reads, len(results))
+        return said
+
+    checker.execute_multi_turn_func_call, checker.state_checker = counted, flipped_then_compared
+    checker.response_checker = responded
+    try:
+        yield
+    finally:
+        checker.execute_multi_turn_func_call, checker.state_checker = execute, compare
+        checker.response_checker = respond
+
+
 def _status_only(output: str) -> bool:
     """Whether a call's output is a status: a JSON object whose values are all booleans or strings."""
     try:
@@ -330,9 +486,15 @@ class BFCL:
     markers = frozenset({TURN})  # a turn boundary is structure: alternative runs leave it in place
     # A price cache that reads fill: telemetry. The snapshot may flatten it into one collection per
     # flight (`..._flight_cost_lookup.JFK|LAX|first|2026-10-15`), hence the second pattern.
+    # The parking brake's force and the road's slope angle: simulator bookkeeping, not world state. A brake call
+    # invents the slope (engage sets 10.0 degrees on whatever road), and engaging an engaged brake moves only
+    # these two while the status a user sees stays 'engaged'. Checked like every declaration, by flipping them
+    # where the checker compares (`patch`): a verifier that graded them would make them state for its task.
     telemetry: Sequence[str] = (
         "*.TravelAPI._private._flight_cost_lookup",
         "*.TravelAPI._private._flight_cost_lookup.*",
+        "*.VehicleControlAPI._private[_parkingBrakeForce]",
+        "*.VehicleControlAPI._private[_slopeAngle]",
     )
 
     contracts: Mapping[str, str] = {"user": "effect"}
@@ -392,6 +554,8 @@ class BFCL:
             "categories": ", ".join(f"multi_turn_{c}" for c in CATEGORIES),
             "verifier": "bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker.multi_turn_checker",
             "state_compared": STATE_COMPARED,
+            # An entry's state is the classes it involves: another entry's writes never land in it (read maps).
+            OWN_STATES: "each entry's state is its own: the backend classes it involves",
         }
 
     def tasks(self) -> Sequence[str]:
@@ -482,9 +646,32 @@ class BFCL:
         return {"now": self._state(episode), **earlier}
 
     def fork(self, episode: Episode) -> Episode:
-        return Episode(episode.entry, copy.deepcopy(episode.instances), copy.deepcopy(episode.turns), episode.started)
+        return Episode(
+            episode.entry,
+            copy.deepcopy(episode.instances),
+            copy.deepcopy(episode.turns),
+            episode.started,
+            copy.deepcopy(episode.flips),
+        )
+
+    def patch(self, episode: Episode, path: Sequence[str], value: Any) -> None:
+        """Set a value at a snapshot path (`now` or `after_turn_N`, class, attribute ...) where the checker looks:
+        on the instances it re-executes the run's calls on, at that turn, before it compares them (`verify`). The
+        checker never reads our episode, so a flip there would prove nothing."""
+        episode.flips.append((tuple(path), value))
 
     def verify(self, episode: Episode, run: Run) -> Verdict:
+        return self._verify(episode, run)
+
+    def verify_reading(self, episode: Episode, run: Run) -> tuple[Verdict, Reads]:
+        """`verify`, with what the checker read recorded as it ran: the attributes its comparison took off the
+        instances the run's calls were executed on (`state`, by turn: `now`, `after_turn_N`) and the call outputs
+        its response check took (`trace`, by the call's position in the run)."""
+        reading = _Reading([i for i, a in enumerate(run.actions) if a.name != TURN])
+        verdict = self._verify(episode, run, reading)
+        return verdict, Reads.of(reading.seen)
+
+    def _verify(self, episode: Episode, run: Run, reading: _Reading | None = None) -> Verdict:
         """The package's multi_turn_checker on the run's calls per turn, under a model name of its own."""
         from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker import multi_turn_checker
 
@@ -495,13 +682,14 @@ class BFCL:
             return Verdict(False, f"{len(turns)} turns, the entry has {len(entry.ground_truth)}")
         model = _unique("verify")
         try:
-            result = multi_turn_checker(
-                [[calls] if calls else [] for calls in turns],
-                entry.ground_truth,
-                copy.deepcopy(entry.question),
-                f"multi_turn_{entry.category}",
-                model,
-            )
+            with _hooked(episode.flips, len(entry.ground_truth), model, reading):
+                result = multi_turn_checker(
+                    [[calls] if calls else [] for calls in turns],
+                    entry.ground_truth,
+                    copy.deepcopy(entry.question),
+                    f"multi_turn_{entry.category}",
+                    model,
+                )
         finally:
             _drop_globals(model)
             _restore_shipped()  # the checker's instances changed the shared module data: undo it for the next cell

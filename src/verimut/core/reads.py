@@ -16,6 +16,7 @@ reads an ancestor whole; its members are listed when an ancestor's keys, or its 
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable, Sequence
 
 import msgspec
@@ -24,6 +25,9 @@ from verimut.oracle.state import NEW, CollectionDiff
 
 VALUE, KEYS, WHOLE = "value", "keys", "whole"
 STATE, TRACE = "state", "trace"  # the roots a recording adapter names: the end state, the run's calls
+# A provenance key an adapter sets when each task's state is its own, not one its suite's tasks share (BFCL: an
+# entry's backend classes): a verifier's read map then covers only what its own runs wrote (findings/read_map.py).
+OWN_STATES = "own_states"
 
 
 class Reads(msgspec.Struct, frozen=True, omit_defaults=True):
@@ -80,6 +84,33 @@ def reads_collection(reads: Reads, collection: str, known: Iterable[str] = ()) -
         return True
     # A listed collection's own keys are what its records are: listing it reads which records exist.
     return collection in reads.keys
+
+
+def collections_read(reads: Reads, known: Sequence[str]) -> set[str]:
+    """Of the collections `known`, those the verifier took anything out of: `reads_collection` for each, in one
+    pass over the reads (a read lands in the deepest known collection holding it; a whole read covers every known
+    collection under it), so a state of thousands of collections is mapped in linear time, not quadratic."""
+    every = set(known)
+    ordered = sorted(every)
+    out = {c for c in reads.keys if c in every}
+    for path in (*reads.value, *reads.whole):
+        segments = path.split(".")
+        deepest = next((c for c in (".".join(segments[:n]) for n in range(len(segments), 0, -1)) if c in every), None)
+        if deepest is not None:
+            out.add(deepest)
+        elif "" in every:
+            out.add("")
+    for w in reads.whole:
+        if w == "":
+            return every
+        if w in every:
+            out.add(w)
+        under = w + "."
+        for c in ordered[bisect.bisect_left(ordered, under) :]:
+            if not c.startswith(under):
+                break
+            out.add(c)
+    return out
 
 
 def fields_read(reads: Reads, collection: str, known: Iterable[str] = ()) -> list[str]:

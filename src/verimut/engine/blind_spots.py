@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from verimut.core.benchmark import Adapter
-from verimut.core.reads import STATE, Reads, reads_collection
+from verimut.core.reads import STATE, Reads, collections_read
 from verimut.core.run import Run
 from verimut.engine.declared import Flip, flips
 from verimut.oracle import state as oracle
@@ -27,7 +27,8 @@ def unread(end: Any, reads: Reads) -> list[str]:
     """The collections of the end state `end` (a snapshot) that the verifier took nothing out of."""
     state = reads.under(STATE)
     every = list(oracle.collections(end))
-    return [c for c in every if c and not reads_collection(state, c, every)]
+    read = collections_read(state, every)
+    return [c for c in every if c and c not in read]
 
 
 def flip_unread(bench: Adapter, episode: Any, run: Run, end: Any, reads: Reads, passed: bool) -> dict[str, bool] | None:

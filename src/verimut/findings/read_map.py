@@ -5,10 +5,11 @@ reference run's control and every edited run the audit scored) is one call of th
 calls a collection is read `always`, `sometimes` or `never` (core/reads.py says what reading one is).
 
 The collections a write can reach are, per suite, those some scored run changed from its start
-(`changed_from_start`). A reachable collection its verifier never read is a **blind spot**: no write there can
-change its verdict. It is *confirmed* when flipping it on the reference end left the verdict as it was
-(`Evidence.unread_flipped`, engine/blind_spots.py); a flip that changed the verdict means the recording missed a
-read, and the collection is reported as read. With each blind spot, the benchmark's own writes that land there
+(`changed_from_start`); per task where each task's state is its own (the adapter's provenance names
+`OWN_STATES`: BFCL), those its own scored runs changed. A reachable collection its verifier never read is a
+**blind spot**: no write there can change its verdict. It is *confirmed* when flipping it on the reference end
+left the verdict as it was (`Evidence.unread_flipped`, engine/blind_spots.py); a flip that changed the verdict
+means the recording missed a read, and the collection is reported as read. With each blind spot, the benchmark's own writes that land there
 (the out-of-scope library's tools, from its cells). Pure: no I/O.
 """
 
@@ -19,7 +20,7 @@ from collections.abc import Mapping
 import msgspec
 
 from verimut.core.benchmark import GOAL
-from verimut.core.reads import STATE, reads_collection
+from verimut.core.reads import OWN_STATES, STATE, collections_read
 from verimut.core.records import CellResult, Manifest, natural
 from verimut.grammar.pairs import suite_of
 from verimut.oracle.state import NEW
@@ -71,16 +72,20 @@ def build(m: Manifest, rows: Mapping[str, CellResult]) -> ReadMap | None:
     """The map of every effect-contract verifier with a recorded call; None when no call was recorded."""
     calls: dict[str, list[CellResult]] = {}
     reachable: dict[str, set[str]] = {}
+    written: dict[str, set[str]] = {}  # suite -> the collections some scored run of it changed
     writes: dict[tuple[str, str], set[str]] = {}
+    # Where a write can land: the suite's one state, or (provenance OWN_STATES, BFCL) the task's own.
+    place = (lambda task: task) if OWN_STATES in m.provenance else suite_of
     for row in rows.values():
         if row.evidence.run_task is not None:
             continue  # a swap cell grades another task's run: not this verifier's own map
-        suite = suite_of(row.task)
+        at = place(row.task)
         for c in row.evidence.changed_from_start or {}:
-            reachable.setdefault(suite, set()).add(_name(c))
+            reachable.setdefault(at, set()).add(_name(c))
+            written.setdefault(suite_of(row.task), set()).add(_name(c))
         tool, where = row.evidence.detail.get("tool"), row.evidence.detail.get("collection")
         if row.family == "extra-oos" and isinstance(tool, str) and isinstance(where, str):
-            writes.setdefault((suite, _name(where)), set()).add(tool)
+            writes.setdefault((at, _name(where)), set()).add(tool)
         facts = m.tasks.get(row.task)
         if row.evidence.reads is not None and (facts is None or facts.contract != GOAL):
             calls.setdefault(row.task, []).append(row)
@@ -92,25 +97,26 @@ def build(m: Manifest, rows: Mapping[str, CellResult]) -> ReadMap | None:
         flips[task] = {}
         for r in mine:
             flips[task].update(r.evidence.unread_flipped or {})
-        seen.setdefault(suite_of(task), set(reachable.get(suite_of(task), set()))).update(flips[task])
+        seen.setdefault(place(task), set(reachable.get(place(task), set()))).update(flips[task])
     verifiers: dict[str, VerifierMap] = {}
     for task in sorted(calls, key=natural):
-        suite = suite_of(task)
+        suite, at = suite_of(task), place(task)
         states = [r.evidence.reads.under(STATE) for r in calls[task] if r.evidence.reads is not None]
         flipped = flips[task]
-        universe = sorted(seen[suite], key=natural)
-        shares = {c: sum(reads_collection(s, c, universe) for s in states) for c in universe}
+        universe = sorted(seen[at], key=natural)
+        read = [collections_read(s, universe) for s in states]
+        shares = {c: sum(c in r for r in read) for c in universe}
         level = {c: ALWAYS if n == len(states) else NEVER if n == 0 else SOMETIMES for c, n in shares.items()}
         spots = []
         for c in universe:
-            if level[c] != NEVER or c not in reachable.get(suite, set()):
+            if level[c] != NEVER or c not in reachable.get(at, set()):
                 continue
             check = UNCHECKED if c not in flipped else CONFIRMED if flipped[c] else REFUTED
             if check == REFUTED:
                 level[c] = SOMETIMES  # the flip shows it is read: the recording missed it
-            spots.append(BlindSpot(c, check, sorted(writes.get((suite, c), set()))))
+            spots.append(BlindSpot(c, check, sorted(writes.get((at, c), set()))))
         verifiers[task] = VerifierMap(suite, len(states), level, spots)
-    return ReadMap(verifiers, {s: sorted(cs, key=natural) for s, cs in sorted(reachable.items())})
+    return ReadMap(verifiers, {s: sorted(cs, key=natural) for s, cs in sorted(written.items())})
 
 
 def lines(rm: ReadMap) -> list[str]:

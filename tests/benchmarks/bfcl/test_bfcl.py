@@ -19,6 +19,7 @@ from conftest import verimut
 from verimut.adapters import bfcl as adapter
 from verimut.core.replay import replay
 from verimut.core.run import Action, Run
+from verimut.engine import declared
 from verimut.oracle import state as oracle
 
 # Two entries of each category: the first, and one from the middle of the file.
@@ -168,6 +169,44 @@ def test_a_login_on_a_session_already_authenticated_changes_nothing_and_is_idle(
     done = replay(bench, "base/multi_turn_base_5", omitted)
     assert not oracle.compare(replay(bench, "base/multi_turn_base_5", five).end, done.end, [])
     assert "execution_response_mismatch" in bench.verify(done.episode, omitted).detail  # the login's output
+
+
+def test_the_parking_brake_force_and_slope_are_telemetry_checked_where_the_checker_compares(bench):
+    """base/multi_turn_base_52 starts with the brake engaged (force 0.0, slope 0.0); engaging it again moves only
+    the simulator's force and slope (500.0, 10.0), declared telemetry: no difference, and the checker passes. The
+    declaration is checked by flipping it on the checker's own instances (`patch`), where a public flip fails."""
+    task = "base/multi_turn_base_52"
+    reference = bench.reference(task, bench.reset(task))
+    end = replay(bench, task, reference)
+    assert end.end["now"]["VehicleControlAPI"]["parkingBrakeStatus"] == "engaged"
+    engaged = reference.replace_actions([*reference.actions, Action("activateParkingBrake", {"mode": "engage"})])
+    done = replay(bench, task, engaged)
+    assert done.end["now"]["VehicleControlAPI"]["_private"]["_parkingBrakeForce"] == 500.0
+    assert [d.collection for d in oracle.compare(end.end, done.end, [])] == ["now.VehicleControlAPI._private"]
+    assert oracle.compare(end.end, done.end, bench.telemetry) == []
+    assert bench.verify(done.episode, engaged).passed
+    brake = [p for p in bench.telemetry if "VehicleControlAPI" in p]
+    checked = declared.graded(bench, task, end.episode, reference, end.end, brake, start=end.start)
+    assert checked == declared.Checked()  # flipped, and the verdict stayed: tested, not graded
+    public = bench.fork(end.episode)
+    bench.patch(public, ("now", "VehicleControlAPI", "parkingBrakeStatus"), "released")
+    assert "instance_state_mismatch" in bench.verify(public, reference).detail  # the flip reaches the checker
+
+
+def test_no_parking_brake_cell_is_a_false_accept_any_more(tmp_path):
+    """Before the declaration, extra-oos planted activateParkingBrake on base 52 (63's write) and it was a false
+    accept; now what it changes is telemetry, so it changes nothing and is not planted."""
+    out = tmp_path / "brake"
+    tasks = ("--task", "base/multi_turn_base_52", "--task", "base/multi_turn_base_63")
+    result = verimut("audit", "bfcl", *tasks, "-f", "extra-oos", "--out", str(out), "-q", "--executor", "inprocess")
+    assert result.returncode == 0, result.stdout + result.stderr
+    r = rows(out)
+    assert r["base/multi_turn_base_52:control"]["outcome"] == "control_pass"
+    assert not [c for c in r if "activateParkingBrake" in c]
+    assert json.loads((out / "manifest.json").read_text())["unchecked"] == [  # the brake's two were flipped
+        "*.TravelAPI._private._flight_cost_lookup",
+        "*.TravelAPI._private._flight_cost_lookup.*",
+    ]
 
 
 # -- the audit, through the command line ---------------------------------------------------------
