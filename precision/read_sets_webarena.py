@@ -10,7 +10,9 @@ dicts (no recording copy), under a `sys.settrace` tracer. Never imports verimut,
 recorder (recording copies that note each key taken): at every line and return in the package's code, the tracer
 looks at the frame's local variables and the returned value, and a write of the evidence counts as looked at when
 one of them IS (object identity) its HAR entry, its request dict, its body (`postData`) or its URL string, or a
-`NetworkEvent` holding it; the response when one of them is the response dict or a value taken out of it. Which
+`NetworkEvent` holding it; the response when one of them is the response dict or a value taken out of it; with the package's functions where it was seen
+(`settrace_functions`); the package's own conversion of the trace into events (`load_trace_from_content`, which
+holds every entry before any evaluator runs) does not count as reading it. Which
 collection of the end state a write lands in (`creates`, `records`) is the adapter's reading of a write
 (`webarena_effects.kind`), the same reading that made the end state. The judgement (holds / disputed / wrong) is
 a person's, written into docs/precision/read-sets-appworld-webarena.json.
@@ -32,6 +34,9 @@ SIDE = os.path.join(os.path.dirname(HERE), "src", "verimut", "adapters", "webare
 sys.path[:] = [p for p in sys.path if os.path.realpath(p or ".") != HERE] + [HERE, SIDE]
 NEW = " (new)"
 RESPOND = "respond"
+# The package's conversion of the trace into NetworkEvents: it holds every entry before any evaluator runs (and
+# reads only whether the first one has "request" and "response" keys, to tell HAR from Playwright).
+CONVERSION = {"load_trace_from_content"}
 
 
 def _evidence(run: dict[str, Any]) -> tuple[list[dict[str, Any]], Any]:
@@ -65,17 +70,19 @@ class Tracer:
         self.objects = objects  # id -> collection
         self.response = response
         self.seen: dict[str, int] = {}
+        self.where: dict[str, set[str]] = {}  # collection -> the package's functions that held it
 
-    def _look(self, value: Any) -> None:
+    def _look(self, value: Any, frame: Any) -> None:
         from webarena_verified.types.tracing import NetworkEvent
 
         if isinstance(value, NetworkEvent):
             value = value.data.get("request")
         where = self.objects.get(id(value))
+        if where is None and self.response is not None and (value is self.response or _inside(value, self.response)):
+            where = "response"
         if where is not None:
             self.seen[where] = self.seen.get(where, 0) + 1
-        elif self.response is not None and (value is self.response or _inside(value, self.response)):
-            self.seen["response"] = self.seen.get("response", 0) + 1
+            self.where.setdefault(where, set()).add(frame.f_code.co_name)
 
     def __call__(self, frame: Any, event: str, arg: Any) -> Any:
         if "webarena_verified" not in frame.f_code.co_filename:
@@ -85,9 +92,9 @@ class Tracer:
     def _local(self, frame: Any, event: str, arg: Any) -> Any:
         if event in ("line", "return"):
             for value in list(frame.f_locals.values()):
-                self._look(value)
+                self._look(value, frame)
             if event == "return":
-                self._look(arg)
+                self._look(arg, frame)
         return self._local
 
 
@@ -121,7 +128,7 @@ def replay(wa: Any, task_id: int, run: dict[str, Any]) -> dict[str, Any]:
     finally:
         sys.settrace(None)
     passed = result.score == 1.0 and str(result.status).lower().endswith("success")
-    return {"verdict": passed, "seen": tracer.seen}
+    return {"verdict": passed, "seen": tracer.seen, "where": {k: sorted(v) for k, v in tracer.where.items()}}
 
 
 def main() -> int:
@@ -162,7 +169,7 @@ def main() -> int:
                     "collection": coll,
                     "source_text": said["source_text"],
                     "measured": said["measured"],
-                    "settrace": "read" if name in got["seen"] else "never",
+                    "settrace": "read" if set(got["where"].get(name, [])) - CONVERSION else "never",
                 }
             )
         out.append(
@@ -174,6 +181,7 @@ def main() -> int:
                 "claims": claims,
                 "agree": all(c["measured"] == c["settrace"] for c in claims) and got["verdict"] == row["verdict"],
                 "settrace_seen": got["seen"],
+                "settrace_functions": got["where"],
             }
         )
     result = {"audit": str(args.audit), "seed": args.seed, "changed": len(ids), "sampled": out}
