@@ -1,6 +1,7 @@
 """Check AppWorld's measured read sets by another instrument: SQLite's own authorizer on the end databases.
 
     .venv-appworld/bin/python precision/read_sets_appworld.py AUDIT_DIR CHANGED.json [--seed 42] [--sample 10] [--out F]
+    .venv-appworld/bin/python precision/read_sets_appworld.py AUDIT_DIR --blind-spots [--out F]
 
 (APPWORLD_ROOT set to the audited suite's data root, as the audit's manifest provenance names it.)
 
@@ -13,6 +14,12 @@ statement reads (SQLITE_READ, with its table), when the statement is compiled: a
 not SQLAlchemy's events (verimut's recorder listens to those). A collection (`app.Model`) counts as read when a
 column of its table was. Never imports verimut. The judgement (holds / disputed / wrong) is a person's, written into
 docs/precision/read-sets-appworld-webarena.json.
+
+`--blind-spots` checks the read map's blind spots the way verimut would flip them if AppWorld could fork: re-derived
+from the ledger (a collection some scored run changed that no recorded call of the task's verifier read), each is
+emptied on a replay of the task's reference run, through AppWorld's own models (`record.delete()`), and the
+evaluator is called: a verdict that holds confirms the blind spot; a table the reference end leaves empty has
+nothing to flip.
 """
 
 from __future__ import annotations
@@ -71,14 +78,72 @@ def replay(task: str, run: dict[str, Any], n: int) -> dict[str, Any]:
     return {"verdict": bool(tracker.success), "seen": {k: sorted(v) for k, v in seen.items()}}
 
 
+def _lands(path: str, collection: str) -> bool:
+    return path == f"state.{collection}" or path.startswith(f"state.{collection}.")
+
+
+def blind_spots(rows: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """Per task, the collections some scored run of the suite changed that no recorded call of its verifier read
+    (from the ledger's `reads` and `changed_from_start` alone: the read map's rule, re-derived here)."""
+    written = {c.removesuffix(NEW) for r in rows for c in r["evidence"].get("changed_from_start") or {}}
+    read: dict[str, set[str]] = {}
+    for r in rows:
+        reads = r["evidence"].get("reads")
+        if reads is None or r["evidence"].get("run_task") is not None:
+            continue
+        mine = read.setdefault(r["task"], set())
+        paths = [p for how in ("value", "keys", "whole") for p in reads.get(how, [])]
+        mine.update(c for c in written if any(_lands(p, c) for p in paths))
+    return {t: sorted(written - got) for t, got in sorted(read.items()) if written - got}
+
+
+def flip(task: str, run: dict[str, Any], collection: str, n: int) -> dict[str, Any]:
+    """The reference run replayed, every row of `collection` deleted through AppWorld's own models (its write
+    counter moves as for any delete), then the task's evaluator: does its verdict hold?"""
+    from appworld import AppWorld
+
+    AppWorld.close_all()
+    world = AppWorld(task_id=task, experiment_name=f"read-sets-flip-{os.getpid()}-{n}", ground_truth_mode="full")
+    for action in run["actions"]:
+        app, _, api = action["name"].partition(".")
+        world.execute(f"import json\n_r = apis.{app}.{api}(**json.loads({json.dumps(json.dumps(action['args']))}))")
+    app, _, model = collection.partition(".")
+    rows = world.models[app][model].all()
+    for row in rows:
+        row.delete()
+    return {"rows_deleted": len(rows), "passed": bool(world.evaluate().success)}
+
+
+def check_blind_spots(audit: Path, out: Path | None) -> int:
+    manifest = json.loads((audit / "manifest.json").read_text())
+    cells = {c["cell_id"]: c for c in manifest["cells"]}
+    rows = [json.loads(line) for line in (audit / "cells.jsonl").read_text().splitlines() if line.strip()]
+    found = []
+    for n, (task, spots) in enumerate(blind_spots(rows).items()):
+        control = cells[f"{task}:control"]
+        for m, collection in enumerate(spots):
+            got = flip(task, control["run"], collection, n * 100 + m)
+            check = "nothing to flip" if not got["rows_deleted"] else "held" if got["passed"] else "moved"
+            found.append({"task": task, "collection": collection, **got, "check": check})
+    target = out or audit / "read-sets-flips.json"
+    target.write_text(json.dumps({"audit": str(audit), "blind_spots": found}, indent=1) + "\n")
+    held = sum(f["check"] == "held" for f in found)
+    moved = sum(f["check"] == "moved" for f in found)
+    print(f"{len(found)} blind spots: emptied, the verdict held on {held}, moved on {moved}; {target}")
+    return 0
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("audit", type=Path)
-    p.add_argument("changed", type=Path)
+    p.add_argument("changed", type=Path, nargs="?")
+    p.add_argument("--blind-spots", action="store_true", help="empty each blind spot's table on the reference end")
     p.add_argument("--seed", type=int, default=42)
     p.add_argument("--sample", type=int, default=10)
     p.add_argument("--out", type=Path)
     args = p.parse_args()
+    if args.blind_spots:
+        return check_blind_spots(args.audit, args.out)
     manifest = json.loads((args.audit / "manifest.json").read_text())
     rows = {
         r["cell_id"]: r
