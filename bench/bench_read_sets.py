@@ -3,7 +3,7 @@
 Run from the repository root:
 
     .venv/bin/python bench/bench_read_sets.py cost [--suite banking ...] [--repeat 3] [--json FILE]
-    .venv/bin/python bench/bench_read_sets.py reasons AUDIT_DIR [--json FILE]
+    .venv/bin/python bench/bench_read_sets.py reasons AUDIT_DIR [--bench NAME] [--json FILE]
     .venv/bin/python bench/bench_read_sets.py aimed AUDIT_DIR [--json FILE]
 
 `cost`: the real `verimut.api.audit` of AgentDojo (default: every suite, every family), in one process, twice
@@ -17,8 +17,9 @@ task's verifier, every cell into a collection it reads), picked from the audit's
 out-of-scope cell the audit planted: cells, false accepts, verifiers found.
 
 `reasons`: for every confirmed false accept of an audit whose cells recorded reads, the reason the source-text
-search gives (the adapter's `explain`: AgentDojo's looks for the collection's field names in the verifier's source,
-BFCL's says a private attribute is never compared and anything else is) against
+search gives (the adapter's `explain`: AgentDojo's looks for the collection's field names in the verifier's source;
+BFCL's says a private attribute is never compared and anything else is; WebArena-Verified's names what the
+task's evaluator configuration grades; AppWorld's worker gives none, "none") against
 the measurement (the reason the audit wrote: its "never read" part): per differing collection, does each say the
 verifier read it or never did? A reason *changes*
 when one collection is said read by one and never read by the other. Writes the changed cells' ids (the input of
@@ -31,6 +32,7 @@ import argparse
 import dataclasses
 import json
 import os
+import re
 import statistics
 import sys
 import tempfile
@@ -101,11 +103,39 @@ def _measured_unread(said: str | None) -> set[str]:
     return {c.strip() for c in said.split("never read ", 1)[1].split(";")[0].split(",")}
 
 
+_REQUEST = re.compile(r"(?:the last|any|no) ([A-Z]+) request to (\S+)")
+
+
+def _webarena_claims(said: str | None) -> dict[str, str]:
+    """What WebArena-Verified's source-text `explain` (the task's evaluator configuration) says is read: the response
+    when a response evaluator is named; `creates` or `records` when a named request is a write that lands there (by
+    the adapter's own reading of a write, webarena_effects.kind); everything else never ("nothing else in the
+    trace")."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src/verimut/adapters/webarena/worker_side"))
+    import webarena_effects as effects
+
+    read = {"response"} if said and "the response's" in said else set()
+    for method, url in _REQUEST.findall(said or ""):
+        if effects.is_write(method, url, None):
+            read.add(effects.CREATES if effects.kind(method, url, None) == "create" else effects.RECORDS)
+    return {c: ("read" if c in read else "never") for c in (effects.CREATES, effects.RECORDS, "response")}
+
+
+def _source_claim(name: str, bench: Any, task: str, collections: list[str], c: str) -> str:
+    """What the source-text explanation says of collection `c`: "read", "never", or "none" (the adapter gives none)."""
+    if bench.explain is None:
+        return "none"
+    said = bench.explain(task, collections)
+    if name == "webarena-verified":
+        return _webarena_claims(said).get(c.removesuffix(NEW), "never")
+    return "never" if c in _old_unread(said) else "read"
+
+
 def reasons(args: argparse.Namespace) -> dict[str, Any]:
     audit_dir = Path(args.audit)
     rows = [json.loads(line) for line in (audit_dir / "cells.jsonl").read_text().splitlines() if line.strip()]
-    bench = adapters.load(json.loads((audit_dir / "manifest.json").read_text())["benchmark"])
-    assert bench.explain is not None
+    name = args.bench or json.loads((audit_dir / "manifest.json").read_text())["benchmark"]
+    bench = adapters.load(name)
     found = [r for r in rows if r["outcome"] == "false_accept" and r["evidence"].get("differs_from_reference")]
     changed: list[dict[str, Any]] = []
     with_reads = 0
@@ -114,11 +144,10 @@ def reasons(args: argparse.Namespace) -> dict[str, Any]:
             continue
         with_reads += 1
         collections = [d["collection"] for d in r["evidence"]["differs_from_reference"]]
-        old_never = _old_unread(bench.explain(r["task"], collections))
         new_never = _measured_unread(r["reason"])
         moved = {}
         for c in collections:
-            old = "never" if c in old_never else "read"
+            old = _source_claim(name, bench, r["task"], collections, c)
             new = "never" if c.removesuffix(NEW) in new_never else "read"
             if old != new:
                 moved[c] = {"source_text": old, "measured": new}
@@ -126,6 +155,7 @@ def reasons(args: argparse.Namespace) -> dict[str, Any]:
             changed.append({"cell_id": r["cell_id"], "collections": moved, "reason": r["reason"]})
     return {
         "audit": str(audit_dir),
+        "benchmark": name,
         "false_accepts_with_a_state_difference": len(found),
         "with_reads_recorded": with_reads,
         "reasons_changed": len(changed),
@@ -193,6 +223,7 @@ def main() -> int:
     c.add_argument("--json", type=Path)
     r = sub.add_parser("reasons")
     r.add_argument("audit")
+    r.add_argument("--bench", help="the benchmark whose explain to ask (default: the audit's own)")
     r.add_argument("--json", type=Path)
     a = sub.add_parser("aimed")
     a.add_argument("audit")
