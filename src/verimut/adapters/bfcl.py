@@ -338,8 +338,13 @@ def _set_at(instance: Any, path: Sequence[str], value: Any) -> None:
             raise ValueError("no other folder to move the current directory to")
         instance._current_dir = root if now is not root else others[0]
         return
-    if not segs or segs[0] in ("files", "directories"):
-        raise ValueError(f"no flip at {'.'.join(path)}: a view of the snapshot, not an attribute")
+    if segs and segs[0] in ("files", "directories"):  # views of the tree: changed by a folder holding a file
+        if "verimut_flipped" not in instance.root.contents:
+            instance.root._add_directory("verimut_flipped")
+            instance.root.contents["verimut_flipped"]._add_file("flipped.txt", str(value))
+        return
+    if not segs:
+        raise ValueError(f"no flip at {'.'.join(path)}: not an attribute")
     if len(segs) == 1:
         setattr(instance, segs[0], value)
         return
