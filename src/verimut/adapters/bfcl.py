@@ -338,8 +338,13 @@ def _set_at(instance: Any, path: Sequence[str], value: Any) -> None:
             raise ValueError("no other folder to move the current directory to")
         instance._current_dir = root if now is not root else others[0]
         return
-    if not segs or segs[0] in ("files", "directories"):
-        raise ValueError(f"no flip at {'.'.join(path)}: a view of the snapshot, not an attribute")
+    if segs and segs[0] in ("files", "directories"):  # views of the tree: changed by a folder holding a file
+        if "verimut_flipped" not in instance.root.contents:
+            instance.root._add_directory("verimut_flipped")
+            instance.root.contents["verimut_flipped"]._add_file("flipped.txt", str(value))
+        return
+    if not segs:
+        raise ValueError(f"no flip at {'.'.join(path)}: not an attribute")
     if len(segs) == 1:
         setattr(instance, segs[0], value)
         return
@@ -429,9 +434,10 @@ def _watching(instances: Mapping[str, Any], at: tuple[str, ...], reading: _Readi
 def _hooked(
     flips: Sequence[tuple[tuple[str, ...], Any]], turns: int, model: str, reading: _Reading | None = None
 ) -> Iterator[None]:
-    """While the checker runs: before it compares turn i's instances, set the flips whose path names turn i on the
-    instances the run's calls were executed on (`model`'s); with a `reading`, note what its comparisons read. The
-    checker's own functions run as written."""
+    """While the checker runs: when turn i ends (its ground truth is executed, after the run's calls of the turn), set
+    the flips whose path names turn i on the instances the run's calls were executed on (`model`'s), so a flip
+    persists into the later turns as a write made then would; with a `reading`, note what the comparisons read.
+    The checker's own functions run as written."""
     if not flips and reading is None:
         yield
         return
@@ -439,20 +445,27 @@ def _hooked(
 
     execute, compare, respond = checker.execute_multi_turn_func_call, checker.state_checker, checker.response_checker
     seen = [0]  # ground-truth executions so far: one per turn
+    instances: dict[str, Any] = {}  # the run's instances, once its first call made them
 
     def counted(*args: Any, **kwargs: Any) -> Any:
-        if kwargs.get("model_name") == model + "_ground_truth":
+        done = execute(*args, **kwargs)
+        if kwargs.get("model_name") == model:
+            instances.update(done[1])
+        elif kwargs.get("model_name") == model + "_ground_truth":
             seen[0] += 1
-        return execute(*args, **kwargs)
+            key = _turn_key(seen[0] - 1, turns)
+            for path, value in flips:
+                if path[0] != key:
+                    continue
+                if path[1] not in instances:  # no call of the run yet: nothing holds the state to flip
+                    raise ValueError(f"no instance of {path[1]} at {key} to flip")
+                _set_at(instances[path[1]], path[2:], value)
+        return done
 
-    def flipped_then_compared(model_instances: dict[str, Any], truth: dict[str, Any]) -> Any:
-        key = _turn_key(seen[0] - 1, turns)
-        for path, value in flips:
-            if path[0] == key:
-                _set_at(model_instances[path[1]], path[2:], value)
+    def compared(model_instances: dict[str, Any], truth: dict[str, Any]) -> Any:
         if reading is None:
             return compare(model_instances, truth)
-        with _watching(model_instances, (STATE, key), reading):
+        with _watching(model_instances, (STATE, _turn_key(seen[0] - 1, turns)), reading):
             return compare(model_instances, truth)
 
     def responded(results: list[Any], truth: list[Any], turn: int) -> Any:
@@ -462,7 +475,7 @@ def _hooked(
         reading.trace(reads, len(results))
         return said
 
-    checker.execute_multi_turn_func_call, checker.state_checker = counted, flipped_then_compared
+    checker.execute_multi_turn_func_call, checker.state_checker = counted, compared
     checker.response_checker = responded
     try:
         yield
@@ -656,8 +669,8 @@ class BFCL:
 
     def patch(self, episode: Episode, path: Sequence[str], value: Any) -> None:
         """Set a value at a snapshot path (`now` or `after_turn_N`, class, attribute ...) where the checker looks:
-        on the instances it re-executes the run's calls on, at that turn, before it compares them (`verify`). The
-        checker never reads our episode, so a flip there would prove nothing."""
+        on the instances it re-executes the run's calls on, at the end of that turn, kept into the later turns
+        (`verify`). The checker never reads our episode, so a flip there would prove nothing."""
         episode.flips.append((tuple(path), value))
 
     def verify(self, episode: Episode, run: Run) -> Verdict:

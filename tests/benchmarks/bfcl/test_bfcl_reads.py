@@ -110,3 +110,18 @@ def test_a_read_map_covers_only_the_entrys_own_classes(tmp_path):
     assert "TwitterAPI" not in classes["base/multi_turn_base_63"]
     spots = {b["collection"]: b["check"] for b in verifiers["base/multi_turn_base_52"]["blind_spots"]}
     assert spots.get("now.VehicleControlAPI._private") == "confirmed"
+
+
+def test_a_flip_in_a_turn_the_checker_skips_is_seen_at_the_next_compared_turn(bench):
+    # miss_func 0's third turn withholds a function (its ground truth makes no call): the checker compares no state
+    # after it, so nothing of after_turn_3 is read. A value set there stays for turn 4, as a write made then would,
+    # and the checker sees it there: that turn is no blind spot. Only a skipped last turn ('now', base 167) is one.
+    task = "miss_func/multi_turn_miss_func_0"
+    run = bench.reference(task, bench.reset(task))
+    done = replay(bench, task, run)
+    _, reads = bench.verify_reading(done.episode, run)
+    known = list(oracle.collections(done.end))
+    assert not reads_collection(reads.under(STATE), "after_turn_3.TwitterAPI", known)
+    flipped = bench.fork(done.episode)
+    bench.patch(flipped, ("after_turn_3", "TwitterAPI", "tweet_counter"), 99)
+    assert "instance_state_mismatch" in bench.verify(flipped, run).detail
