@@ -64,6 +64,7 @@ CAPABILITIES = (
     "page_writes",
     "verify_reading",
     "prepare",
+    "pristine",
 )
 # The optional attributes verimut reads (the other fields of verimut.core.benchmark.Adapter), announced with
 # their values.
@@ -170,6 +171,8 @@ class Server:
             return None
         if method == "page_writes":
             return list(a.page_writes(p["task"], p["run"]))
+        if method == "pristine":
+            return a.pristine(p["task"])
         if method == "prepare":  # the worker's own work, in the worker, one item after another
             a.prepare(lambda fn, items: map(fn, items))
             return None

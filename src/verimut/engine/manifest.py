@@ -183,8 +183,10 @@ def _out_of_scope(
         page = oos.on_page(task, bench.page_writes(task, run))
         kept, tried = oos.page_trial(bench, task, run, page, effect, refs.ends[task], ignore, refs.starts[task])
         return tuple(kept), tried
+    # What the task's setup broke on purpose, as the changes that would undo it (adapters with `pristine`).
+    undo = oracle.compare(refs.starts[task], bench.pristine(task), ignore) if bench.pristine is not None else []
     kept, tried = oos.trial(
-        bench, task, run, oos.candidates(task, run, lib), effect, refs.ends[task], ignore, refs.starts[task]
+        bench, task, run, oos.candidates(task, run, lib), effect, refs.ends[task], ignore, refs.starts[task], undo
     )
     return tuple(kept), tried
 
