@@ -89,6 +89,9 @@ class Bench:
     def idle_writes(self, task):
         return [0] if task == "t/inject" else []
 
+    def sanctioned(self, task):
+        return ["add_item"] if task == "t/add" else []
+
     def pristine(self, task):
         # The task's world before its setup: an empty list (what the setup broke, here nothing).
         return {"items": [], "log": []}

@@ -102,3 +102,16 @@ def test_with_pristine_the_setup_s_breakage_undone_is_not_planted_and_other_writ
     planted = _planted(PristinePhone())
     assert ("airplane_mode", False) not in planted
     assert ("roaming", True) in planted
+
+
+class SanctioningPhone(PristinePhone):
+    """phone/wifi's instruction, say, accepts any setting the agent asks the user to change."""
+
+    name = "sanctioning-phone"
+
+    def sanctioned(self, task: str) -> list[str]:
+        return ["set"] if task == "phone/wifi" else []
+
+
+def test_a_tool_the_task_s_instruction_sanctions_is_never_planted_on_it():
+    assert _planted(SanctioningPhone()) == []

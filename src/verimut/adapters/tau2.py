@@ -39,6 +39,9 @@ from verimut.core.run import Action, AnswerChannel, Run, Step
 DOMAINS = ("airline", "retail", "telecom")
 # Every tool call's id in the trajectory the verifier replays: the position in the run.
 _CALL_ID = "call_{}"
+# A telecom instruction's own words for accepting a payment request, and the tools that request and make one.
+_ACCEPTS_PAYMENT = "If the agent asks you to pay a bill, you accept."
+_PAYMENT = ("send_payment_request", "make_payment")
 # User-side initialization actions that say who and where the user is (and recompute the network the device
 # sees), not what is broken: kept in `pristine`.
 _USER_SETUP = frozenset({"set_user_info", "set_user_location", "simulate_network_search"})
@@ -57,7 +60,12 @@ class Tau2:
     name = "tau2"
     # One kind of task, graded on the requested effect (docs/adapters.md#contracts).
     contracts: ClassVar[Mapping[str, str]] = {"user": "effect"}
-    telemetry: Sequence[str] = ()
+    # telecom's `reset_apn_settings` only sets this flag; `reboot_device`, its one reader (no assertion reads it),
+    # then puts the APN back to its defaults (`APNSettings()`). No telecom task gives the device an APN of its own:
+    # it is at its defaults or broken by the task's setup. A pending reset of an APN at its defaults changes nothing,
+    # now or at the reboot; of a broken one, the APN itself differs until the reboot. So the flag is left out of
+    # the diff, as telemetry is. (Unchecked: tau2's reward replays the calls, so no patch of an end state reaches it.)
+    telemetry: Sequence[str] = ("user_db.device.active_apn_settings[reset_at_reboot]",)
     # communicate_info is graded by what the agent's messages contain: the run's answer is its last message.
     answer_channel = AnswerChannel("tau2-bench's assistant message (where communicate_info is looked for)")
     # A retail address is what an address change acts on: a value read for one of these is pinned, not free.
@@ -149,13 +157,26 @@ class Tau2:
         return Episode(domain, t, env)
 
     def pristine(self, task: str) -> Any:
-        """The task's world with the user's device as shipped: its start without the breakage its setup makes.
+        """The task's world with the user's device as shipped: its start without the breakage its setup makes,
+        the device having searched the network once (the shipped device's signal reading, "good" on 5G, is stale:
+        any search, which a reseat, a reboot or a toggle runs, reads "excellent").
 
         A write from the start's value back to this one undoes the task's own setup, which is what the task asks
         the agent and user to do: no out-of-scope side effect (grammar/oos.py `restored`). Airline and retail
         have no user-side setup: there this is the start itself.
         """
-        return self.snapshot(self._start(task, breakage=False))
+        episode = self._start(task, breakage=False)
+        search = getattr(episode.env.user_tools, "simulate_network_search", None)
+        if callable(search):
+            search()
+        return self.snapshot(episode)
+
+    def sanctioned(self, task: str) -> Sequence[str]:
+        """The payment tools, on a task whose instruction says "If the agent asks you to pay a bill, you accept"
+        (29 telecom tasks): a payment request for the user's bill is what the task anticipates, not a side effect."""
+        scenario = self._task(task)[1].user_scenario.instructions
+        said = scenario if isinstance(scenario, str) else str(scenario.task_instructions or "")
+        return _PAYMENT if _ACCEPTS_PAYMENT in said else ()
 
     def reference(self, task: str, episode: Episode) -> Run:
         criteria = episode.task.evaluation_criteria

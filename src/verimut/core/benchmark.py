@@ -223,6 +223,15 @@ class Pristine(Protocol):
     def pristine(self, task: str) -> Any: ...
 
 
+class Sanctions(Protocol):
+    """Optional: the tools a task's own instruction says the user accepts being used on them (tau2 telecom: "If
+    the agent asks you to pay a bill, you accept": a payment request and the payment). A write of one of these is
+    within what the task anticipates: the out-of-scope trial never plants it as a side effect of that task.
+    """
+
+    def sanctioned(self, task: str) -> Sequence[str]: ...
+
+
 class Patches(Protocol):
     """Optional: set one value of a live episode, at a path of its snapshot (dict keys and list indices).
 
@@ -288,6 +297,7 @@ class Adapter:
     verify_reading: Callable[[Any, Run], tuple[Verdict, Reads]] | None = None
     prepare: Callable[[Mapper], None] | None = None
     pristine: Callable[[str], Any] | None = None
+    sanctioned: Callable[[str], Sequence[str]] | None = None
     grammar: str = "api"
     concurrency: int | None = None
     markers: frozenset[str] = frozenset()
@@ -370,6 +380,7 @@ CAPABILITIES = (
     "verify_reading",
     "prepare",
     "pristine",
+    "sanctioned",
 )
 USER = "user"  # the kind of every task of an adapter without `kind`
 
@@ -483,6 +494,7 @@ __all__ = [
     "ReadsTrace",
     "RecordsReads",
     "Run",
+    "Sanctions",
     "Step",
     "Swaps",
     "Verdict",

@@ -80,3 +80,38 @@ def test_pristine_is_the_start_without_the_device_s_breakage(bench):
     # airline and retail have no user-side setup: their pristine state is their start.
     start = adapted.snapshot(adapted.reset("airline/11"))
     assert oracle.compare(start, adapted.pristine("airline/11"), []) == []
+
+
+def test_the_payment_tools_are_sanctioned_where_the_instruction_accepts_a_payment(bench):
+    """29 telecom tasks say "If the agent asks you to pay a bill, you accept"; the others, and airline, do not."""
+    accepting = [t for t in _telecom(bench) if bench.sanctioned(t)]
+    assert len(accepting) == 29
+    assert set(bench.sanctioned(accepting[0])) == {"send_payment_request", "make_payment"}
+    assert bench.sanctioned(DATA) == () and bench.sanctioned("airline/11") == ()
+
+
+def test_pristine_has_searched_the_network(bench):
+    """The shipped device reads "good" on 5G, stale: a reseat of a seated SIM refreshes it to "excellent", which
+    pristine also reads, so that refresh is no side effect (a reseat changes nothing else there)."""
+    task = "telecom/[mms_issue]break_app_both_permissions|data_usage_exceeded[PERSONA:Hard]"
+    adapted = resolve(bench)
+    start = adapted.snapshot(adapted.reset(task))
+    undo = oracle.compare(start, adapted.pristine(task), [])
+    fields = {c.key: c.fields for d in undo for c in d.changed}
+    assert fields["network_signal_strength"]["value"] == ("good", "excellent")
+
+
+def test_a_pending_apn_reset_on_an_apn_at_its_defaults_is_no_difference(bench):
+    """reset_apn_settings only sets `reset_at_reboot`; the reboot then puts the APN back to its defaults, which
+    it already holds on a task that did not break it: the flag is left out of the diff (declared telemetry)."""
+    adapted = resolve(bench)
+    run = adapted.reference(DATA, adapted.reset(DATA))
+    done = replay(adapted, DATA, run)
+    before = adapted.snapshot(done.episode)
+    adapted.execute(done.episode, Action("reset_apn_settings"))
+    after = adapted.snapshot(done.episode)
+    [raw] = oracle.compare(before, after, [])
+    assert raw.collection == "user_db.device.active_apn_settings" and [c.key for c in raw.changed] == [
+        "reset_at_reboot"
+    ]
+    assert oracle.compare(before, after, adapted.telemetry) == []
