@@ -14,12 +14,14 @@ where the domain has one) as `model_dump(mode="json")`. The reads are every dist
 
 Telecom: a call of one of the user's tools (`user_tools`, the device: toggle airplane mode, reset the APN) is made
 as the user's (`requestor="user"`) and recorded in the trajectory as a `UserMessage`, as tau2's orchestrator does;
-the copy an end state is read from carries the user's database too.
+the copy an end state is read from carries the user's database too, and the reads include every check the user
+can make on the device without arguments (the status bar, data restriction, Wi-Fi calling, roaming, ...).
 """
 
 from __future__ import annotations
 
 import importlib.metadata
+import inspect
 import os
 from typing import Any
 
@@ -57,6 +59,15 @@ class Domain:
             for a in (task.evaluation_criteria.actions or []) if task.evaluation_criteria else []:
                 if self.tool_type.get(a.name) == "read":
                     seen.setdefault(canonical(a.name, dict(a.arguments)), (a.name, dict(a.arguments)))
+        if probe.user_tools is not None:  # and every check the user can make on the device without arguments
+            for n in sorted(self.user_tools):
+                needed = [
+                    q
+                    for q in inspect.signature(getattr(probe.user_tools, n)).parameters.values()
+                    if q.default is inspect.Parameter.empty
+                ]
+                if self.tool_type[n] == "read" and not needed:
+                    seen.setdefault(canonical(n, {}), (n, {}))
         self.reads = list(seen.values())
 
     def requestor(self, tool: str) -> str:
