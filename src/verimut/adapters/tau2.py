@@ -34,6 +34,7 @@ from typing import Any, ClassVar
 from verimut.adapters.base import check_version, lookup, require
 from verimut.core.benchmark import Verdict
 from verimut.core.errors import AuditError
+from verimut.core.reads import STATE, TRACE, Reads
 from verimut.core.run import Action, AnswerChannel, Run, Step
 
 DOMAINS = ("airline", "retail", "telecom")
@@ -268,6 +269,35 @@ class Tau2:
         detail = f"reward {info.reward:g}" + (f" ({', '.join(failed)} failed)" if failed else "")
         return Verdict(info.reward == 1.0, detail, checks)
 
+    def verify_reading(self, episode: Episode, run: Run) -> tuple[Verdict, Reads]:
+        """`verify`, and what tau2's reward read of the end state and of the run's calls.
+
+        Every basis replays each of the run's calls and checks its output: the trace is read whole. Where the
+        basis has DB, both databases are hashed: the state is read whole (every collection read, no blind spot).
+        Where it has ENV_ASSERTION (telecom), each assertion is tau2's own function (`run_env_assertion`) on the
+        end state; it is run again here under the recorder (adapters/recording.py) on the episode's toolkit,
+        whose state the reward's replay reproduces, and what it takes is what that basis read. The DB hash tau2
+        computes on a telecom task too is no read of its verifier: its reward never uses it.
+        """
+        from verimut.adapters.recording import recorded
+
+        verdict = self.verify(episode, run)
+        basis = _basis(episode.task)
+        seen = Reads(whole=[TRACE])
+        if "DB" in basis:
+            seen = seen.merged(Reads(whole=[STATE]))
+        if "ENV_ASSERTION" in basis:
+            env = episode.env
+            for assertion in episode.task.evaluation_criteria.env_assertions or []:
+                user = str(assertion.env_type) == "user"
+
+                def check(_views: dict[str, Any], a: Any = assertion) -> Any:
+                    return env.run_env_assertion(a, raise_assertion_error=False)
+
+                _, got = recorded({STATE: env.user_tools if user else env.tools}, check)
+                seen = seen.merged(_under(got, "user_db" if user else "db"))
+        return verdict, seen
+
     # -- why a difference went unseen ----------------------------------------------------------
     def explain(self, task: str, collections: Sequence[str]) -> str | None:
         basis = sorted(self._basis(task))
@@ -280,6 +310,17 @@ class Tau2:
             f"reward basis {', '.join(basis)}: the DB basis hashes the whole database, "
             f"yet {', '.join(collections)} differs from the reference"
         )
+
+
+def _under(reads: Reads, database: str) -> Reads:
+    """A toolkit's reads (`state.db.<field>`: a toolkit holds its database as `db`) as paths of the snapshot."""
+
+    def moved(paths: list[str]) -> list[str]:
+        return [
+            f"{STATE}.{database}" + p.removeprefix(f"{STATE}.db") if p.startswith(f"{STATE}.db") else p for p in paths
+        ]
+
+    return Reads(value=moved(reads.value), keys=moved(reads.keys), whole=moved(reads.whole))
 
 
 def _basis(task: Any) -> set[str]:

@@ -115,3 +115,23 @@ def test_a_pending_apn_reset_on_an_apn_at_its_defaults_is_no_difference(bench):
         "reset_at_reboot"
     ]
     assert oracle.compare(before, after, adapted.telemetry) == []
+
+
+def test_the_read_map_is_whole_where_the_basis_hashes_the_database_and_measured_where_it_asserts(bench):
+    """Issue 42: airline's DB basis hashes both databases, so every collection is read (no blind spot); telecom's
+    assertions read the few device fields they check, measured by the recorder: the bills are never read."""
+    from verimut.core.reads import reads_collection
+
+    for task in ("airline/11", DATA):
+        run = bench.reference(task, bench.reset(task))
+        done = replay(bench, task, run)
+        verdict, reads = bench.verify_reading(done.episode, run)
+        assert verdict == bench.verify(done.episode, run) and "trace" in reads.whole
+        state = reads.under("state")
+        if task == "airline/11":
+            assert reads_collection(state, "db.reservations") and reads_collection(state, "db.flights")
+        else:
+            assert "state.user_db.device.data_enabled" in reads.value
+            assert "state.user_db.device.airplane_mode" in reads.value
+            assert not reads_collection(state, "db.bills") and not reads_collection(state, "db.lines")
+            assert "state.user_db.device.wifi_calling_enabled" not in reads.value
