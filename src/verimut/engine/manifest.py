@@ -183,9 +183,13 @@ def _out_of_scope(
         page = oos.on_page(task, bench.page_writes(task, run))
         kept, tried = oos.page_trial(bench, task, run, page, effect, refs.ends[task], ignore, refs.starts[task])
         return tuple(kept), tried
-    kept, tried = oos.trial(
-        bench, task, run, oos.candidates(task, run, lib), effect, refs.ends[task], ignore, refs.starts[task]
-    )
+    # What the task's setup broke on purpose, as the changes that would undo it (adapters with `pristine`).
+    undo = oracle.compare(refs.starts[task], bench.pristine(task), ignore) if bench.pristine is not None else []
+    tried_here = oos.candidates(task, run, lib)
+    if bench.sanctioned is not None:  # tools the task's instruction says the user accepts: within its scope
+        allowed = set(bench.sanctioned(task))
+        tried_here = [c for c in tried_here if c.action.name not in allowed]
+    kept, tried = oos.trial(bench, task, run, tried_here, effect, refs.ends[task], ignore, refs.starts[task], undo)
     return tuple(kept), tried
 
 
