@@ -28,10 +28,12 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import hashlib
 import os
 import tempfile
 import time
-from collections.abc import Iterator
+import weakref
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -39,9 +41,10 @@ from typing import Any
 import msgspec
 
 from verimut import __version__
+from verimut.core.cells import Packed
 from verimut.core.errors import AuditError
 from verimut.core.printable import inert
-from verimut.core.records import CellResult, Manifest, RunRecord, content_hash
+from verimut.core.records import Cell, CellResult, Manifest, RunRecord
 from verimut.engine import arms
 
 MANIFEST = "manifest.json"
@@ -58,6 +61,24 @@ DIFF_MD = "diff.md"
 DIFF_JSON = "diff.json"
 
 _decoder = msgspec.json.Decoder(CellResult)
+_cell = msgspec.json.Decoder(Cell)
+_sorted = msgspec.json.Encoder(order="sorted")  # as `content_hash` encodes
+
+
+class _Stored(Manifest, frozen=True):
+    """manifest.json as read: each cell's JSON left undecoded (decoded one by one, then packed)."""
+
+    cells: list[msgspec.Raw]  # type: ignore[assignment]
+
+
+def _hashed(raw: list[msgspec.Raw], digest: Any) -> Iterator[bytes]:
+    """Each cell's sorted JSON, added to `digest` as the manifest's would be (comma-separated)."""
+    for k, data in enumerate(raw):
+        cell = _sorted.encode(_cell.decode(data))
+        digest.update(b"," + cell if k else cell)
+        yield cell
+
+
 _encoder = msgspec.json.Encoder()
 
 
@@ -196,6 +217,47 @@ class Appender:
                 os.close(fd)
 
 
+_BLOCK = 1 << 22  # the ledger is read in blocks of this many bytes
+_SHIFT = 32  # a row's place: its offset << _SHIFT | its length (one int a row, not a tuple)
+
+
+class Ledger(Mapping[str, CellResult]):
+    """The ledger's rows by cell id, read on demand: only each row's place in the file is held.
+
+    A summary of a million cells holds a million ids and offsets (about 150 MB), not a million decoded rows
+    (gigabytes); each pass over it reads and decodes the rows again, one at a time. The file is append-only, so
+    a place once read stays valid while the audit appends. Iteration is in ledger order, as a dict of the rows
+    built line by line would be (an id recorded twice keeps its first position and its last row)."""
+
+    def __init__(self, path: Path, places: dict[str, int]) -> None:
+        self.path = path
+        self._places = places
+        self._fd: int | None = None
+
+    def _read(self, place: int) -> CellResult:
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+            weakref.finalize(self, os.close, self._fd)
+        offset, length = place >> _SHIFT, place & ((1 << _SHIFT) - 1)
+        return _decoder.decode(os.pread(self._fd, length, offset))
+
+    def __getitem__(self, cell_id: str) -> CellResult:
+        return self._read(self._places[cell_id])
+
+    def get(self, cell_id: str, default: Any = None) -> Any:
+        place = self._places.get(cell_id)
+        return default if place is None else self._read(place)
+
+    def __contains__(self, cell_id: object) -> bool:
+        return cell_id in self._places
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._places)
+
+    def __len__(self) -> int:
+        return len(self._places)
+
+
 class Store:
     """An output directory: its manifest, ledger, run log and derived files."""
 
@@ -263,7 +325,7 @@ class Store:
         except BlockingIOError:
             raise AuditError(f"{self.directory} is in use by {_holder(fd)}: {wait}") from None
 
-    def finished(self) -> tuple[Manifest, dict[str, CellResult]]:
+    def finished(self) -> tuple[Manifest, Ledger]:
         """The manifest and every row of an audit that is done, for a command that compares or exports findings
         (diff, baseline): partial results there would read as findings closed. Refused in one line while
         another command holds the directory (an audit still writing it; held shared while read), or when the
@@ -302,63 +364,79 @@ class Store:
         self.write(MANIFEST, encode_json(arms.of(m).stored(m), order="sorted"))
 
     def read_manifest(self) -> Manifest:
+        """The manifest, its cells packed (`Packed`: decoded when read), checked against its content hash."""
         path = self.directory / MANIFEST
         if self.directory.exists() and not self.directory.is_dir():
             raise AuditError(f"{self.directory} is a file, not a verimut output directory")
         try:
-            m = msgspec.json.decode(path.read_bytes(), type=Manifest)
+            head = msgspec.json.decode(path.read_bytes(), type=_Stored)
+            if head.verimut != __version__:
+                raise AuditError(
+                    f"{path} was written by verimut {head.verimut}, and this is {__version__}: "
+                    "choose another --out, or remove that directory to audit afresh"
+                )
+            fields = {f: getattr(head, f) for f in Manifest.__struct_fields__}
+            m = Manifest(**(fields | {"cells": [], "content_hash": ""}))
+            # The hash is of the whole manifest's sorted JSON: taken here a cell at a time, around the cells.
+            before, after = _sorted.encode(m).split(b'"cells":[]', 1)
+            digest = hashlib.sha256(before + b'"cells":[')
+            cells = Packed.pack(_hashed(head.cells, digest))
+            digest.update(b"]" + after)
         except FileNotFoundError:
             raise AuditError(f"{self.directory} is not a verimut output: it has no {MANIFEST}") from None
         except (msgspec.DecodeError, msgspec.ValidationError) as e:
             raise AuditError(f"{path} is not a readable verimut manifest: {e}") from None
-        if m.verimut != __version__:
-            raise AuditError(
-                f"{path} was written by verimut {m.verimut}, and this is {__version__}: "
-                "choose another --out, or remove that directory to audit afresh"
-            )
-        if content_hash(m) != m.content_hash:
+        if digest.hexdigest() != head.content_hash:
             raise AuditError(f"{path} was modified after it was written (its content hash does not match)")
+        m = msgspec.structs.replace(m, cells=cells, content_hash=head.content_hash)  # type: ignore[arg-type]
         return arms.of(m).expanded(m)
 
     # --- the ledger ------------------------------------------------------------------------------
 
-    def _parse(self) -> tuple[dict[str, CellResult], bytes, bytes]:
-        """Every whole row by id, the ledger's bytes, and its torn tail (empty unless a write was cut)."""
+    def _parse(self) -> tuple[Ledger, int, bytes]:
+        """Every whole row's place by id, the length of the ledger read, and its torn tail (empty unless a write
+        was cut). Read once in blocks, each row decoded to check it and let go (`Ledger`)."""
         path = self.ledger_path
         if not path.exists():
-            return {}, b"", b""
-        data = path.read_bytes()
-        rows: dict[str, CellResult] = {}
-        lines = data.split(b"\n")
-        tail = lines.pop()  # after the last newline
-        for n, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                row = _decoder.decode(line)
-            except (msgspec.DecodeError, msgspec.ValidationError) as e:
-                raise AuditError(f"{path}: line {n} is not a cell record ({e}); fix or remove that line") from None
-            rows[row.cell_id] = row
-        return rows, data, tail if tail.strip() else b""
+            return Ledger(path, {}), 0, b""
+        places: dict[str, int] = {}
+        offset, n, rest = 0, 0, b""
+        with open(path, "rb") as f:
+            while block := f.read(_BLOCK):
+                lines = (rest + block).split(b"\n")
+                rest = lines.pop()  # after the last newline: the next block's start, or the torn tail
+                for line in lines:
+                    n += 1
+                    if line.strip():
+                        try:
+                            row = _decoder.decode(line)
+                        except (msgspec.DecodeError, msgspec.ValidationError) as e:
+                            raise AuditError(
+                                f"{path}: line {n} is not a cell record ({e}); fix or remove that line"
+                            ) from None
+                        places[row.cell_id] = offset << _SHIFT | len(line)  # a later row of an id wins
+                    offset += len(line) + 1
+        return Ledger(path, places), offset + len(rest), rest if rest.strip() else b""
 
-    def rows(self) -> dict[str, CellResult]:
-        """Every recorded cell by id, changing nothing: a torn last line is skipped; any other bad line refused."""
+    def rows(self) -> Ledger:
+        """Every recorded cell by id, changing nothing: a torn last line is skipped; any other bad line refused.
+        An index: each row is read from the file when asked for, so memory does not grow with the ledger."""
         return self._parse()[0]
 
-    def resume(self) -> dict[str, CellResult]:
+    def resume(self) -> Ledger:
         """`rows`, and before appending to the ledger: move a torn last line to cells.jsonl.torn.
 
         The torn bytes are kept, not dropped, so nothing is silently lost; the next appended row
         then starts on a line of its own.
         """
         refuse_link(self.ledger_path)  # before reading: the rows would be another file's, and cut below
-        rows, data, tail = self._parse()
+        rows, size, tail = self._parse()
         if tail:
             _append(self._owned(TORN), tail + b"\n")
             with _writing(self.ledger_path):
                 fd = _open(self.ledger_path, os.O_WRONLY)
                 try:
-                    os.ftruncate(fd, len(data) - len(tail))
+                    os.ftruncate(fd, size - len(tail))
                 finally:
                     os.close(fd)
         return rows

@@ -6,6 +6,7 @@ importing the census's summary (`swap.py`), which reads manifests.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 
@@ -13,6 +14,7 @@ import msgspec
 
 from verimut.core import forms
 from verimut.core.benchmark import USER
+from verimut.core.cells import Packed
 from verimut.core.errors import AuditError
 from verimut.core.records import Cell, Manifest, TaskFacts, cell_id
 from verimut.core.run import Action, Run
@@ -148,17 +150,23 @@ def stored(m: Manifest) -> Manifest:
 
 
 def expanded(m: Manifest) -> Manifest:
-    """The inverse of `stored`: each swap cell's run is its run task's reference, its note said again."""
-    cells = []
-    for c in m.cells:
-        facts = m.tasks.get(c.run_task)
-        if facts is None:
+    """The inverse of `stored`: each swap cell's run is its run task's reference, its note said again. Packed
+    cells (as the store reads them) stay packed, each expanded when read: the sentences of a million cells are
+    not all held at once."""
+    for c in m.cells:  # every cell's tasks checked now, not when a later pass meets it
+        if c.run_task not in m.tasks:
             raise AuditError(f"manifest cell {c.cell_id!r} names run task {c.run_task!r}, which it has no facts of")
-        if c.is_control:
-            cells.append(msgspec.structs.replace(c, run=facts.reference, note=CONTROL_NOTE))
-            continue
-        if c.task not in m.tasks:
+        if not c.is_control and c.task not in m.tasks:
             raise AuditError(f"manifest cell {c.cell_id!r} names task {c.task!r}, which it has no facts of")
-        detail = {**c.detail, _DERIVED: _start(c.task, c.run_task, m.tasks)}
-        cells.append(msgspec.structs.replace(c, run=facts.reference, note=_note(c.task, c.run_task), detail=detail))
-    return msgspec.structs.replace(m, cells=cells)
+    expand = functools.partial(_expanded, m.tasks)
+    if isinstance(m.cells, Packed):
+        return msgspec.structs.replace(m, cells=m.cells.expanded(expand))  # type: ignore[arg-type]
+    return msgspec.structs.replace(m, cells=[expand(c) for c in m.cells])
+
+
+def _expanded(tasks: Mapping[str, TaskFacts], c: Cell) -> Cell:
+    reference = tasks[c.run_task].reference  # the very Run object of the facts, shared by its column
+    if c.is_control:
+        return msgspec.structs.replace(c, run=reference, note=CONTROL_NOTE)
+    detail = {**c.detail, _DERIVED: _start(c.task, c.run_task, tasks)}
+    return msgspec.structs.replace(c, run=reference, note=_note(c.task, c.run_task), detail=detail)
