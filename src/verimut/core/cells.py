@@ -11,16 +11,18 @@ order, and each read gives a new, equal Cell.
 
 from __future__ import annotations
 
+import hashlib
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, overload
 
 import msgspec
 
-from verimut.core.records import Cell
+from verimut.core.records import Cell, Manifest, content_hash
 
 BLOCK = 1024  # cells a block: a pass decodes one block at a time
 _decode = msgspec.json.Decoder(list[Cell]).decode
+_sorted = msgspec.json.Encoder(order="sorted")  # as `content_hash` encodes: the blocks hash as they are
 
 
 def _same(cell: Cell) -> Cell:
@@ -48,6 +50,20 @@ class Packed(Sequence[Cell]):
         if block:
             blocks.append(_compress(block))
         return cls(blocks, count)
+
+    @classmethod
+    def of(cls, cells: Iterable[Cell]) -> Packed:
+        """From cells, each held as its sorted JSON (as the manifest's hash encodes it)."""
+        return cls.pack(_sorted.encode(c) for c in cells)
+
+    def stored(self) -> Packed:
+        """The cells as packed, not expanded."""
+        return Packed(self._blocks, self._count)
+
+    def json_blocks(self) -> Iterator[bytes]:
+        """Each block as its JSON array of the cells as packed."""
+        for block in self._blocks:
+            yield zlib.decompress(block)
 
     def expanded(self, expand: Callable[[Cell], Cell]) -> Packed:
         """The same cells, each read through `expand` (a function of the stored cell alone: picklable)."""
@@ -94,6 +110,20 @@ class Packed(Sequence[Cell]):
 
     def __getstate__(self) -> dict[str, Any]:
         return {"_blocks": self._blocks, "_count": self._count, "_expand": self._expand, "_last": None}
+
+
+def manifest_hash(m: Manifest) -> str:
+    """`content_hash`, taken a block of cells at a time when they are packed (packed as the hash encodes them),
+    so the manifest of a million cells is never encoded whole."""
+    if not isinstance(m.cells, Packed):
+        return content_hash(m)
+    head = msgspec.structs.replace(m, cells=[], content_hash="")
+    before, after = _sorted.encode(head).split(b'"cells":[]', 1)  # the first: no string holds a bare quote
+    digest = hashlib.sha256(before + b'"cells":[')
+    for k, block in enumerate(m.cells.json_blocks()):
+        digest.update((b"," if k else b"") + block[1:-1])
+    digest.update(b"]" + after)
+    return digest.hexdigest()
 
 
 def _compress(block: Sequence[bytes]) -> bytes:

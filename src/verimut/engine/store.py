@@ -28,12 +28,11 @@ from __future__ import annotations
 
 import errno
 import fcntl
-import hashlib
 import os
 import tempfile
 import time
 import weakref
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -41,7 +40,7 @@ from typing import Any
 import msgspec
 
 from verimut import __version__
-from verimut.core.cells import Packed
+from verimut.core.cells import Packed, manifest_hash
 from verimut.core.errors import AuditError
 from verimut.core.printable import inert
 from verimut.core.records import Cell, CellResult, Manifest, RunRecord
@@ -61,8 +60,8 @@ DIFF_MD = "diff.md"
 DIFF_JSON = "diff.json"
 
 _decoder = msgspec.json.Decoder(CellResult)
+_encoder = msgspec.json.Encoder()
 _cell = msgspec.json.Decoder(Cell)
-_sorted = msgspec.json.Encoder(order="sorted")  # as `content_hash` encodes
 
 
 class _Stored(Manifest, frozen=True):
@@ -71,20 +70,25 @@ class _Stored(Manifest, frozen=True):
     cells: list[msgspec.Raw]  # type: ignore[assignment]
 
 
-def _hashed(raw: list[msgspec.Raw], digest: Any) -> Iterator[bytes]:
-    """Each cell's sorted JSON, added to `digest` as the manifest's would be (comma-separated)."""
-    for k, data in enumerate(raw):
-        cell = _sorted.encode(_cell.decode(data))
-        digest.update(b"," + cell if k else cell)
-        yield cell
-
-
-_encoder = msgspec.json.Encoder()
-
-
 def encode_json(value: Any, *, order: Any = None) -> bytes:
     """A derived file's bytes: indented JSON, as every derived file is written."""
     return msgspec.json.format(msgspec.json.encode(value, order=order))
+
+
+def manifest_json(m: Manifest) -> Iterator[bytes]:
+    """manifest.json's bytes, `encode_json(m, order="sorted")`, made a block of cells at a time when they are
+    packed (the file of a million cells is never one string in memory)."""
+    if not isinstance(m.cells, Packed) or not m.cells:
+        yield encode_json(msgspec.structs.replace(m, cells=list(m.cells)), order="sorted")
+        return
+    # The head with no cells, then the cells where it says `"cells": []` (the first: no string holds a bare quote),
+    # each block's array formatted and indented one level deeper, as the whole would be.
+    before, after = encode_json(msgspec.structs.replace(m, cells=[]), order="sorted").split(b'"cells": []', 1)
+    yield before + b'"cells": [\n'
+    for k, block in enumerate(m.cells.json_blocks()):
+        inner = msgspec.json.format(block)[2:-2]  # its cells, without the block's "[\n" and "\n]"
+        yield (b",\n" if k else b"") + b"  " + inner.replace(b"\n", b"\n  ")
+    yield b"\n  ]" + after
 
 
 def refuse_link(path: Path) -> None:
@@ -159,7 +163,7 @@ def _append(path: Path, data: bytes) -> None:
             os.close(fd)
 
 
-def atomic_write(path: Path, data: bytes) -> None:
+def atomic_write(path: Path, data: bytes | Iterable[bytes]) -> None:
     """Write `path` so that a reader sees the old file or the whole new one, never a part."""
     refuse_link(path)  # the rename would replace the link; refused like every other write, so a link is never lost
     with _writing(path):
@@ -169,7 +173,8 @@ def atomic_write(path: Path, data: bytes) -> None:
             # mkstemp makes the file private; a derived file is as readable as the ledger beside it.
             os.fchmod(fd, 0o644)
             with os.fdopen(fd, "wb") as f:
-                f.write(data)
+                for chunk in [data] if isinstance(data, bytes) else data:  # a large file a chunk at a time
+                    f.write(chunk)
                 f.flush()
                 os.fsync(f.fileno())
             os.replace(tmp, path)
@@ -361,7 +366,7 @@ class Store:
             raise AuditError(f"{out} is not a verimut output (no {MANIFEST}) and is not empty; choose another --out")
 
     def write_manifest(self, m: Manifest) -> None:
-        self.write(MANIFEST, encode_json(arms.of(m).stored(m), order="sorted"))
+        self.write(MANIFEST, manifest_json(arms.of(m).stored(m)))
 
     def read_manifest(self) -> Manifest:
         """The manifest, its cells packed (`Packed`: decoded when read), checked against its content hash."""
@@ -376,19 +381,14 @@ class Store:
                     "choose another --out, or remove that directory to audit afresh"
                 )
             fields = {f: getattr(head, f) for f in Manifest.__struct_fields__}
-            m = Manifest(**(fields | {"cells": [], "content_hash": ""}))
-            # The hash is of the whole manifest's sorted JSON: taken here a cell at a time, around the cells.
-            before, after = _sorted.encode(m).split(b'"cells":[]', 1)
-            digest = hashlib.sha256(before + b'"cells":[')
-            cells = Packed.pack(_hashed(head.cells, digest))
-            digest.update(b"]" + after)
+            cells = Packed.of(_cell.decode(data) for data in head.cells)
+            m = Manifest(**(fields | {"cells": cells}))
         except FileNotFoundError:
             raise AuditError(f"{self.directory} is not a verimut output: it has no {MANIFEST}") from None
         except (msgspec.DecodeError, msgspec.ValidationError) as e:
             raise AuditError(f"{path} is not a readable verimut manifest: {e}") from None
-        if digest.hexdigest() != head.content_hash:
+        if manifest_hash(m) != m.content_hash:
             raise AuditError(f"{path} was modified after it was written (its content hash does not match)")
-        m = msgspec.structs.replace(m, cells=cells, content_hash=head.content_hash)  # type: ignore[arg-type]
         return arms.of(m).expanded(m)
 
     # --- the ledger ------------------------------------------------------------------------------
@@ -466,7 +466,7 @@ class Store:
 
     # --- derived files ---------------------------------------------------------------------------
 
-    def write(self, name: str, data: bytes | str) -> Path:
+    def write(self, name: str, data: bytes | str | Iterable[bytes]) -> Path:
         """Write a derived file (a name relative to the directory, e.g. `repair/summary.md`) atomically."""
         path = self._owned(name)
         atomic_write(path, data.encode() if isinstance(data, str) else data)
