@@ -23,8 +23,9 @@ import msgspec
 from verimut import __version__
 from verimut.core import deadline, forms
 from verimut.core.benchmark import GOAL, Adapter, Benchmark, contract_of, kind_of
+from verimut.core.cells import manifest_hash
 from verimut.core.errors import AuditError
-from verimut.core.records import OPTIONS, Cell, CensusEntry, Manifest, TaskFacts, cell_id, content_hash
+from verimut.core.records import OPTIONS, Cell, CensusEntry, Manifest, TaskFacts, cell_id
 from verimut.core.replay import passing_replay, replay
 from verimut.core.run import Action, Run
 from verimut.engine import arms, declared
@@ -387,7 +388,7 @@ def build(
         facts[task] = found.facts
         cells += found.cells
         tick(task)
-    cells = arm.cells(facts, cells)
+    arm_cells = arm.cells(facts, cells)
     if bench.prepare is not None:  # its own once-per-manifest work (a reward's stability check), on every core
         bench.prepare(each)
 
@@ -400,7 +401,7 @@ def build(
         telemetry=telemetry,
         masks=masks,
         tasks=facts,
-        cells=cells,
+        cells=arm_cells,  # type: ignore[arg-type]  # the swap census's are packed (core/cells.py)
         arm=arm.name,
         graded=refs.graded,
         unchecked=refs.untested,
@@ -410,4 +411,4 @@ def build(
         assigned_keys=assigned,
         trace_args={tool: list(args) for tool, args in sorted(bench.trace_args.items())},
     )
-    return msgspec.structs.replace(m, content_hash=content_hash(arm.stored(m)))
+    return msgspec.structs.replace(m, content_hash=manifest_hash(arm.stored(m)))
