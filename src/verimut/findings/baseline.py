@@ -141,7 +141,7 @@ def match(b: Baseline, m: Manifest, rows: Mapping[str, CellResult]) -> Match:
 def shrink(b: Baseline, m: Manifest, found: Match) -> Baseline:
     """The baseline less what no longer occurs, each kept entry naming its cell as this audit does (its id and run
     hash, which may have moved), its reason kept; findings it did not hold are not added."""
-    by_id = {c.cell_id: c for c in m.cells}
+    by_id = {c.cell_id: c for c in m.cells if c.cell_id in found.held}  # the held ones only, not every cell
     kept = [
         msgspec.structs.replace(e, cell_id=cid, task=by_id[cid].task, run_hash=run_hash(by_id[cid]))
         for cid, e in found.held.items()

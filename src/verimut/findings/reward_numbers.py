@@ -50,7 +50,7 @@ def build(m: Manifest, rows: Mapping[str, CellResult]) -> dict[str, RewardNumber
     """Per suite (a reward function; a reasoning-gym dataset), when the audit's verifier gives rewards."""
     if not any(r.evidence.reward is not None for r in rows.values()):
         return {}
-    cells = {c.cell_id: c for c in m.cells}
+    answer_free = {c.cell_id for c in m.cells if c.detail.get("answer_free")}  # not every cell by id
     recorded = m.provenance.get(CHECKS)
     checks = {} if recorded is None else msgspec.json.decode(recorded, type=dict[str, SuiteChecks])
     bad: dict[str, list[tuple[float, str]]] = defaultdict(list)
@@ -68,8 +68,7 @@ def build(m: Manifest, rows: Mapping[str, CellResult]) -> dict[str, RewardNumber
             bad[suite].append((reward, row.cell_id))
         if row.outcome in _RIGHT:
             good[suite].append(bool(row.verdict))
-        cell = cells.get(row.cell_id)
-        if spec.null_run or (cell is not None and cell.detail.get("answer_free")):
+        if spec.null_run or row.cell_id in answer_free:
             lazy[suite][f"{row.family}/{row.variant}"].append(reward)
     out: dict[str, RewardNumbers] = {}
     for suite in sorted({suite_of(t) for t in m.tasks}):
