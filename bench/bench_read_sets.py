@@ -3,21 +3,23 @@
 Run from the repository root:
 
     .venv/bin/python bench/bench_read_sets.py cost [--suite banking ...] [--repeat 3] [--json FILE]
-    .venv/bin/python bench/bench_read_sets.py reasons AUDIT_DIR [--json FILE]
+    .venv/bin/python bench/bench_read_sets.py reasons AUDIT_DIR [--bench NAME] [--json FILE]
     .venv/bin/python bench/bench_read_sets.py aimed AUDIT_DIR [--json FILE]
 
 `cost`: the real `verimut.api.audit` of AgentDojo (default: every suite, every family), in one process, twice
 per repeat in alternating order: with the adapter as it is (it records what each verifier reads, and flips each
 control's unread collections), and with its `verify_reading` capability taken away (the audit as it was before
-recording: `verify`, and a reason from the adapter's source-text `explain`). Medians and their ratio.
+recording: `verify`, and a reason from the adapter's source-text `explain`). Medians and their ratio, in wall
+time and in CPU time (this process and the forks it waited for), which a shared machine's load moves far less.
 
 `aimed`: the out-of-scope cells a search aimed by the read map would plant (one per confirmed blind spot of the
 task's verifier, every cell into a collection it reads), picked from the audit's own scored cells, against every
 out-of-scope cell the audit planted: cells, false accepts, verifiers found.
 
 `reasons`: for every confirmed false accept of an audit whose cells recorded reads, the reason the source-text
-search gives (the adapter's `explain`: AgentDojo's looks for the collection's field names in the verifier's source,
-BFCL's says a private attribute is never compared and anything else is) against
+search gives (the adapter's `explain`: AgentDojo's looks for the collection's field names in the verifier's source;
+BFCL's says a private attribute is never compared and anything else is; WebArena-Verified's names what the
+task's evaluator configuration grades; AppWorld's worker gives none, "none") against
 the measurement (the reason the audit wrote: its "never read" part): per differing collection, does each say the
 verifier read it or never did? A reason *changes*
 when one collection is said read by one and never read by the other. Writes the changed cells' ids (the input of
@@ -29,6 +31,8 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
+import re
 import statistics
 import sys
 import tempfile
@@ -41,11 +45,17 @@ from verimut import api as audit_mod
 from verimut.oracle.state import NEW
 
 
-def _audit(bench: Any, suites: list[str]) -> float:
+def _cpu() -> float:
+    t = os.times()  # this process and the children it waited for (the report's figures are drawn in forks)
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def _audit(bench: Any, suites: list[str]) -> tuple[float, float]:
+    """One audit's wall and CPU seconds."""
     with tempfile.TemporaryDirectory() as out:
-        began = time.perf_counter()
+        began, cpu = time.perf_counter(), _cpu()
         audit_mod.audit(bench, out, suites=suites, executor="inprocess")
-        return time.perf_counter() - began
+        return time.perf_counter() - began, _cpu() - cpu
 
 
 def cost(args: argparse.Namespace) -> dict[str, Any]:
@@ -53,13 +63,25 @@ def cost(args: argparse.Namespace) -> dict[str, Any]:
     plain = dataclasses.replace(recording, verify_reading=None)
     _audit(plain, args.suite or ["banking"])  # warm: imports, the suites' default environments
     runs: dict[str, list[float]] = {"recording": [], "without": []}
+    cpu: dict[str, list[float]] = {"recording": [], "without": []}
     for i in range(args.repeat):
         order = [("recording", recording), ("without", plain)]
         for name, bench in order if i % 2 == 0 else order[::-1]:
-            runs[name].append(_audit(bench, args.suite))
-            print(f"repeat {i}: {name} {runs[name][-1]:.1f}s", file=sys.stderr)
+            wall, used = _audit(bench, args.suite)
+            runs[name].append(wall)
+            cpu[name].append(used)
+            print(f"repeat {i}: {name} {wall:.1f}s wall, {used:.1f}s CPU", file=sys.stderr)
     med = {k: statistics.median(v) for k, v in runs.items()}
-    return {"suites": args.suite or "all", "runs": runs, "median_s": med, "ratio": med["recording"] / med["without"]}
+    med_cpu = {k: statistics.median(v) for k, v in cpu.items()}
+    return {
+        "suites": args.suite or "all",
+        "runs": runs,
+        "cpu": cpu,
+        "median_s": med,
+        "median_cpu_s": med_cpu,
+        "ratio": med["recording"] / med["without"],
+        "cpu_ratio": med_cpu["recording"] / med_cpu["without"],
+    }
 
 
 def _old_unread(said: str | None) -> set[str]:
@@ -81,11 +103,39 @@ def _measured_unread(said: str | None) -> set[str]:
     return {c.strip() for c in said.split("never read ", 1)[1].split(";")[0].split(",")}
 
 
+_REQUEST = re.compile(r"(?:the last|any|no) ([A-Z]+) request to (\S+)")
+
+
+def _webarena_claims(said: str | None) -> dict[str, str]:
+    """What WebArena-Verified's source-text `explain` (the task's evaluator configuration) says is read: the response
+    when a response evaluator is named; `creates` or `records` when a named request is a write that lands there (by
+    the adapter's own reading of a write, webarena_effects.kind); everything else never ("nothing else in the
+    trace")."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src/verimut/adapters/webarena/worker_side"))
+    import webarena_effects as effects
+
+    read = {"response"} if said and "the response's" in said else set()
+    for method, url in _REQUEST.findall(said or ""):
+        if effects.is_write(method, url, None):
+            read.add(effects.CREATES if effects.kind(method, url, None) == "create" else effects.RECORDS)
+    return {c: ("read" if c in read else "never") for c in (effects.CREATES, effects.RECORDS, "response")}
+
+
+def _source_claim(name: str, bench: Any, task: str, collections: list[str], c: str) -> str:
+    """What the source-text explanation says of collection `c`: "read", "never", or "none" (the adapter gives none)."""
+    if bench.explain is None:
+        return "none"
+    said = bench.explain(task, collections)
+    if name == "webarena-verified":
+        return _webarena_claims(said).get(c.removesuffix(NEW), "never")
+    return "never" if c in _old_unread(said) else "read"
+
+
 def reasons(args: argparse.Namespace) -> dict[str, Any]:
     audit_dir = Path(args.audit)
     rows = [json.loads(line) for line in (audit_dir / "cells.jsonl").read_text().splitlines() if line.strip()]
-    bench = adapters.load(json.loads((audit_dir / "manifest.json").read_text())["benchmark"])
-    assert bench.explain is not None
+    name = args.bench or json.loads((audit_dir / "manifest.json").read_text())["benchmark"]
+    bench = adapters.load(name)
     found = [r for r in rows if r["outcome"] == "false_accept" and r["evidence"].get("differs_from_reference")]
     changed: list[dict[str, Any]] = []
     with_reads = 0
@@ -94,11 +144,10 @@ def reasons(args: argparse.Namespace) -> dict[str, Any]:
             continue
         with_reads += 1
         collections = [d["collection"] for d in r["evidence"]["differs_from_reference"]]
-        old_never = _old_unread(bench.explain(r["task"], collections))
         new_never = _measured_unread(r["reason"])
         moved = {}
         for c in collections:
-            old = "never" if c in old_never else "read"
+            old = _source_claim(name, bench, r["task"], collections, c)
             new = "never" if c.removesuffix(NEW) in new_never else "read"
             if old != new:
                 moved[c] = {"source_text": old, "measured": new}
@@ -106,6 +155,7 @@ def reasons(args: argparse.Namespace) -> dict[str, Any]:
             changed.append({"cell_id": r["cell_id"], "collections": moved, "reason": r["reason"]})
     return {
         "audit": str(audit_dir),
+        "benchmark": name,
         "false_accepts_with_a_state_difference": len(found),
         "with_reads_recorded": with_reads,
         "reasons_changed": len(changed),
@@ -173,6 +223,7 @@ def main() -> int:
     c.add_argument("--json", type=Path)
     r = sub.add_parser("reasons")
     r.add_argument("audit")
+    r.add_argument("--bench", help="the benchmark whose explain to ask (default: the audit's own)")
     r.add_argument("--json", type=Path)
     a = sub.add_parser("aimed")
     a.add_argument("audit")

@@ -12,7 +12,8 @@
    within a run, and the two loops bracket the scoring they are compared with.
 
 Prints the cells, the times, and the ratio per cell (verimut's whole wall time, and its scoring phase alone, over
-the mean of the two bare loops). docs/rewards-functions.md has the figures.
+the mean of the two bare loops), and the same ratio in CPU time (the bare loop's `time.process_time`, the scoring's
+`scoring_cpu_seconds` from runs.jsonl), which a shared machine's load moves far less than the wall time. docs/rewards-functions.md has the figures.
 """
 
 from __future__ import annotations
@@ -37,15 +38,16 @@ def audit(out: Path, entries: int) -> None:
     )  # fmt: skip
 
 
-def rescore(out: Path, entries: int) -> float:
+def rescore(out: Path, entries: int) -> tuple[float, float]:
     """The audit's scoring phase once more, on its own manifest (a copy of the directory without its ledger, which
-    the audit resumes: every cell scored again, no manifest built): its scoring seconds."""
+    the audit resumes: every cell scored again, no manifest built): its scoring seconds, wall and CPU."""
     again = out.parent / f"{out.name}-again"
     shutil.rmtree(again, ignore_errors=True)
     again.mkdir()
     shutil.copy(out / "manifest.json", again / "manifest.json")
     audit(again, entries)
-    return float(json.loads((again / "runs.jsonl").read_text().splitlines()[-1])["scoring_seconds"])
+    run = json.loads((again / "runs.jsonl").read_text().splitlines()[-1])
+    return float(run["scoring_seconds"]), float(run["scoring_cpu_seconds"])
 
 
 def main() -> None:
@@ -75,30 +77,32 @@ def main() -> None:
         except Exception:  # noqa: BLE001, S112  (composite: left out by the audit too)
             continue
 
-    def loop() -> float:
-        began = time.perf_counter()
+    def loop() -> tuple[float, float]:
+        began, cpu = time.perf_counter(), time.process_time()
         for task, completion in completions:
             name, index = task.rsplit("/", 1)
             try:
                 made[name].score_answer(extract_answer(completion), entries[name][int(index)])
             except Exception:  # noqa: BLE001, S112  (a reward that raises: the audit records it as a cell error)
                 continue
-        return time.perf_counter() - began
+        return time.perf_counter() - began, time.process_time() - cpu
 
     # The bare loop before and after the audit's scoring is timed again (below): a shared machine's load moves
     # within a run, and the mean of the two brackets it.
-    before = loop()
-    scoring = rescore(out, args.entries)
-    after = loop()
-    bare = (before + after) / 2
+    (before, before_cpu) = loop()
+    scoring, scoring_cpu = rescore(out, args.entries)
+    (after, after_cpu) = loop()
+    bare, bare_cpu = (before + after) / 2, (before_cpu + after_cpu) / 2
     n = len(completions)
     print(f"cells scored: {len(scored)}; reward calls in the bare loop: {n}")
     print(f"verimut audit (inprocess): {wall:.1f} s wall, manifest {run['manifest_seconds']:.1f} s, "
           f"scoring {run['scoring_seconds']:.1f} s")  # fmt: skip
     print(f"bare loop: {before:.2f} s before, {after:.2f} s after ({1e3 * bare / n:.3f} ms per call, their mean)")
-    print(f"verimut's scoring again, between the two: {scoring:.2f} s")
+    print(f"bare loop CPU: {before_cpu:.2f} s before, {after_cpu:.2f} s after")
+    print(f"verimut's scoring again, between the two: {scoring:.2f} s wall, {scoring_cpu:.2f} s CPU")
     print(f"per cell: verimut {1e3 * wall / n:.3f} ms (whole run), {1e3 * scoring / n:.3f} ms (scoring)")
     print(f"ratio: {wall / bare:.2f}x (whole run), {scoring / bare:.2f}x (scoring alone)")
+    print(f"ratio of CPU time, scoring alone: {scoring_cpu / bare_cpu:.2f}x (what a shared machine's load moves least)")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """The read map of an audit (findings/read_map.py) as figures and a table, for docs/read-sets.md.
 
-    .venv/bin/python bench/read_map_figures.py AUDIT_DIR NAME [--out docs/read-sets] [--by-attribute]
+    .venv/bin/python bench/read_map_figures.py AUDIT_DIR NAME [--out docs/read-sets] [--by-attribute] [--written-only]
 
 Writes one PNG per suite (`NAME-SUITE.png`: verifiers x collections, read always / sometimes / never / blind
 spot) and prints, per suite, the verifiers mapped, their blind spots, how many flipping confirmed, and how many it
@@ -44,6 +44,12 @@ def main() -> int:
     p.add_argument("name")
     p.add_argument("--out", type=Path, default=Path("docs/read-sets"))
     p.add_argument("--by-attribute", action="store_true", help="one column per class attribute (BFCL)")
+    p.add_argument(
+        "--written-only",
+        action="store_true",
+        help="draw only the collections some run of the suite writes (the blind-spot candidates): an AppWorld "
+        "verifier that compares every model's write counter reads a hundred models",
+    )
     args = p.parse_args()
     store = Store(args.audit)
     m, rows = store.read_manifest(), store.rows()
@@ -72,10 +78,13 @@ def main() -> int:
                 if column not in columns:
                     columns.append(column)
         written_columns = {by_attribute(c) for c in written} if args.by_attribute else set(written)
+        if args.written_only:
+            columns = [c for c in columns if c in written_columns]
         columns.sort(key=lambda c: (c not in written_columns, c))
-        title = f"{args.name} {suite}: what each verifier read (measured)"
+        title = f"{args.name} {suite}".strip() + ": what each verifier read (measured)"
         uri = figures.read_map(title, list(vs), columns, levels)
-        (args.out / f"{args.name}-{suite}.png").write_bytes(base64.b64decode(uri.split(",", 1)[1]))
+        stem = f"{args.name}-{suite}" if suite else args.name  # one suite with no name (AppWorld): NAME.png
+        (args.out / f"{stem}.png").write_bytes(base64.b64decode(uri.split(",", 1)[1]))
         spots_all = [b for v in vs.values() for b in v.blind_spots]
         confirmed = sum(b.check == read_map.CONFIRMED for b in spots_all)
         refuted = sum(b.check == read_map.REFUTED for b in spots_all)

@@ -11,11 +11,17 @@ run is graded by `evaluate_simulation(..., EvaluationType.ALL)`, unmodified, on 
 their replies, then its answer as the assistant's last message). The state is the agent database (and the user's,
 where the domain has one) as `model_dump(mode="json")`. The reads are every distinct call of a read tool
 (`tools.tool_type(name)`) in the domain's gold actions, run on a copy of each end state.
+
+Telecom: a call of one of the user's tools (`user_tools`, the device: toggle airplane mode, reset the APN) is made
+as the user's (`requestor="user"`) and recorded in the trajectory as a `UserMessage`, as tau2's orchestrator does;
+the copy an end state is read from carries the user's database too, and the reads include every check the user
+can make on the device without arguments (the status bar, data restriction, Wi-Fi calling, roaming, ...).
 """
 
 from __future__ import annotations
 
 import importlib.metadata
+import inspect
 import os
 from typing import Any
 
@@ -44,20 +50,38 @@ class Domain:
         self.tasks = {str(t.id): t for t in registry.get_tasks_loader(name)("base")}
         probe = registry.get_env_constructor(name)()
         self.tool_type = {n: str(probe.tools.tool_type(n).value) for n in probe.tools.get_tools()}
+        self.user_tools = set()
+        if probe.user_tools is not None:  # telecom: the user's device
+            self.user_tools = set(probe.user_tools.get_tools())
+            self.tool_type |= {n: str(probe.user_tools.tool_type(n).value) for n in self.user_tools}
         seen: dict[str, tuple[str, dict[str, Any]]] = {}
         for task in self.tasks.values():
             for a in (task.evaluation_criteria.actions or []) if task.evaluation_criteria else []:
-                if a.requestor == "assistant" and self.tool_type.get(a.name) == "read":
+                if self.tool_type.get(a.name) == "read":
                     seen.setdefault(canonical(a.name, dict(a.arguments)), (a.name, dict(a.arguments)))
+        if probe.user_tools is not None:  # and every check the user can make on the device without arguments
+            for n in sorted(self.user_tools):
+                needed = [
+                    q
+                    for q in inspect.signature(getattr(probe.user_tools, n)).parameters.values()
+                    if q.default is inspect.Parameter.empty
+                ]
+                if self.tool_type[n] == "read" and not needed:
+                    seen.setdefault(canonical(n, {}), (n, {}))
         self.reads = list(seen.values())
 
-    def env(self, db: Any = None) -> Any:
+    def requestor(self, tool: str) -> str:
+        return "user" if tool in self.user_tools else "assistant"
+
+    def env(self, db: Any = None, user_db: Any = None) -> Any:
         make = self.registry.get_env_constructor(self.name)
-        return make() if db is None else make(db=db)
+        if db is None:
+            return make()
+        return make(db=db) if user_db is None else make(db=db, user_db=user_db)
 
     def run(self, task: Any, calls: list[tuple[str, dict[str, Any]]]) -> tuple[Any, list[Any], list[str]]:
         """The environment after `calls` from the task's start, the trajectory's messages, and the calls that erred."""
-        from tau2.data_model.message import AssistantMessage, ToolCall
+        from tau2.data_model.message import AssistantMessage, ToolCall, UserMessage
 
         env = self.env()
         if task.initial_state is not None:
@@ -66,9 +90,11 @@ class Domain:
         messages: list[Any] = []
         errors: list[str] = []
         for i, (name, args) in enumerate(calls):
-            call = ToolCall(id=f"call_{i}", name=name, arguments=dict(args), requestor="assistant")
+            who = self.requestor(name)
+            call = ToolCall(id=f"call_{i}", name=name, arguments=dict(args), requestor=who)
             reply = env.get_response(call)
-            messages += [AssistantMessage(role="assistant", tool_calls=[call]), reply]
+            said = UserMessage(role="user", tool_calls=[call]) if who == "user" else None
+            messages += [said or AssistantMessage(role="assistant", tool_calls=[call]), reply]
             if getattr(reply, "error", False):
                 errors.append(f"#{i} {canonical(name, args)}: {str(reply.content)[:120]}")
         return env, messages, errors
@@ -83,12 +109,15 @@ class Domain:
         from tau2.data_model.message import ToolCall
 
         return str(
-            env.get_response(ToolCall(id="read", name=name, arguments=dict(args), requestor="assistant")).content
+            env.get_response(
+                ToolCall(id="read", name=name, arguments=dict(args), requestor=self.requestor(name))
+            ).content
         )
 
     def copy(self, env: Any) -> Any:
         """A copy of an end state to read from (a read tool writes nothing, but the end is kept as it was)."""
-        return self.env(env.tools.db.model_copy(deep=True))
+        user_db = env.user_tools.db.model_copy(deep=True) if env.user_tools is not None else None
+        return self.env(env.tools.db.model_copy(deep=True), user_db)
 
     def grade(self, task: Any, messages: list[Any], answer: str) -> tuple[bool, str]:
         from tau2.data_model.message import AssistantMessage

@@ -89,6 +89,13 @@ class Bench:
     def idle_writes(self, task):
         return [0] if task == "t/inject" else []
 
+    def sanctioned(self, task):
+        return ["add_item"] if task == "t/add" else []
+
+    def pristine(self, task):
+        # The task's world before its setup: an empty list (what the setup broke, here nothing).
+        return {"items": [], "log": []}
+
     def page_writes(self, task, run):
         # An item the task never names: another task's text (a page's own element, in a browser benchmark).
         named = {a["args"].get("text") for a in run["actions"]}

@@ -107,7 +107,7 @@ def earlier(directory: str | Path, benchmark: str, arm: Arm) -> diff_mod.Audited
 
 def summarize(
     m: Manifest,
-    rows: dict[str, CellResult],
+    rows: Mapping[str, CellResult],
     store: Store,
     c: float = rewards.DEFAULT_C,
     each: manifest_mod.Each = manifest_mod.serially,

@@ -96,12 +96,15 @@ def test_the_worker_serves_every_capability_it_announces(tmp_path, monkeypatch):
         "page_writes": {"task": "t/add", "run": run},
         "verify_reading": {"episode": episode, "run": run},
         "prepare": {},
+        "pristine": {"task": "t/add"},
+        "sanctioned": {"task": "t/add"},
     }
     monkeypatch.setenv("REMOTE_KINDS_CLOSED", str(tmp_path / "closed"))
     answers = {name: server.call(name, params[name]) for name in CAPABILITIES if name != "close"}
     assert answers["kind"] == "injection" and answers["reads_trace"] is True and answers["idle_writes"] == [0]
     assert answers["form"]["task_fields"] == ["item"]
     assert answers["prepare"] is None and server.call("provenance", {})["prepared"] == "T/ADD,T/INJECT"
+    assert answers["pristine"] == {"items": [], "log": []} and answers["sanctioned"] == ["add_item"]
     assert answers["page_writes"] == [{"name": "add_item", "args": {"text": "milk"}}]
     assert server.call("snapshot", {"episode": episode})["log"] == ["seen"]
     assert server.call("close", {"episode": episode}) is None

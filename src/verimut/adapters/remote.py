@@ -126,6 +126,12 @@ class Remote:
         self.verify_reading: Callable[[Handle, Run], tuple[Verdict, Reads]] | None = (
             self._verify_reading if "verify_reading" in has else None
         )
+        self.pristine: Callable[[str], Any] | None = (
+            (lambda task: self._call("pristine", task=task)) if "pristine" in has else None
+        )
+        self.sanctioned: Callable[[str], Sequence[str]] | None = (
+            (lambda task: [str(t) for t in self._call("sanctioned", task=task)]) if "sanctioned" in has else None
+        )
         # The worker does its preparation itself (one item after another): a map of this process's cannot reach it.
         self.prepare: Callable[[Any], None] | None = (lambda _each: self._call("prepare")) if "prepare" in has else None
         self._attributes(hello.get("attributes") or {})

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import warnings
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -43,7 +43,7 @@ class Audit:
     summary: Summary
     directory: Path
     manifest: Manifest
-    rows: dict[str, CellResult]
+    rows: Mapping[str, CellResult]
     baseline: Path | None = None
 
     def baseline_match(self, baseline: str | Path | None = None) -> Match | None:

@@ -213,6 +213,25 @@ class PageWrites(Protocol):
     def page_writes(self, task: str, run: Run) -> Sequence[Action]: ...
 
 
+class Pristine(Protocol):
+    """Optional: a task's world before the breakage its own setup makes on purpose (tau2 telecom's device, put in
+    airplane mode or given a broken APN), as a snapshot. A write that sets a value back to this one undoes the
+    task's setup, which is the task's fix: the out-of-scope trial never plants it as a side effect
+    (grammar/oos.py `restored`).
+    """
+
+    def pristine(self, task: str) -> Any: ...
+
+
+class Sanctions(Protocol):
+    """Optional: the tools a task's own instruction says the user accepts being used on them (tau2 telecom: "If
+    the agent asks you to pay a bill, you accept": a payment request and the payment). A write of one of these is
+    within what the task anticipates: the out-of-scope trial never plants it as a side effect of that task.
+    """
+
+    def sanctioned(self, task: str) -> Sequence[str]: ...
+
+
 class Patches(Protocol):
     """Optional: set one value of a live episode, at a path of its snapshot (dict keys and list indices).
 
@@ -277,6 +296,8 @@ class Adapter:
     page_writes: Callable[[str, Run], Sequence[Action]] | None = None
     verify_reading: Callable[[Any, Run], tuple[Verdict, Reads]] | None = None
     prepare: Callable[[Mapper], None] | None = None
+    pristine: Callable[[str], Any] | None = None
+    sanctioned: Callable[[str], Sequence[str]] | None = None
     grammar: str = "api"
     concurrency: int | None = None
     markers: frozenset[str] = frozenset()
@@ -358,6 +379,8 @@ CAPABILITIES = (
     "page_writes",
     "verify_reading",
     "prepare",
+    "pristine",
+    "sanctioned",
 )
 USER = "user"  # the kind of every task of an adapter without `kind`
 
@@ -393,6 +416,10 @@ def _checked_reading(verify_reading: Callable[[Any, Run], Any], episode: Any, ru
     return guard.verdict(verdict), reads
 
 
+def _plain_pristine(pristine: Callable[[str], Any], name: str, task: str) -> Any:
+    return guard.plain(pristine(task), name)
+
+
 def _answer_channel(bench: Any) -> AnswerChannel | None:
     declared = getattr(bench, "answer_channel", None)
     if declared is None or isinstance(declared, AnswerChannel):
@@ -415,6 +442,8 @@ def resolve(bench: Benchmark | Adapter) -> Adapter:
         found["verify_as"] = partial(_checked, found["verify_as"])
     if found["verify_reading"] is not None:
         found["verify_reading"] = partial(_checked_reading, found["verify_reading"])
+    if found["pristine"] is not None:  # a snapshot: plain data, as `snapshot`'s
+        found["pristine"] = partial(_plain_pristine, found["pristine"], bench.name)
     grammar = getattr(bench, "grammar", None) or "api"
     if grammar not in GRAMMARS:
         raise AuditError(f"{bench.name}: grammar {grammar!r} is not one of {', '.join(GRAMMARS)}")
@@ -461,9 +490,11 @@ __all__ = [
     "Locates",
     "PageWrites",
     "Patches",
+    "Pristine",
     "ReadsTrace",
     "RecordsReads",
     "Run",
+    "Sanctions",
     "Step",
     "Swaps",
     "Verdict",

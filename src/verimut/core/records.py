@@ -379,3 +379,6 @@ class RunRecord(msgspec.Struct, frozen=True):
     manifest_seconds: float = 0.0
     startup_seconds: float = 0.0
     scoring_seconds: float = 0.0
+    # CPU seconds (user + system) of scoring: this process and the workers it forked and reaped, not Ray's actors.
+    # On a shared machine the wall time moves with other work; the CPU time much less.
+    scoring_cpu_seconds: float = 0.0

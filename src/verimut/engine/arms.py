@@ -54,7 +54,7 @@ class Arm(abc.ABC):
         """The manifest's families."""
 
     @abc.abstractmethod
-    def cells(self, facts: Mapping[str, TaskFacts], edited: list[Cell]) -> list[Cell]:
+    def cells(self, facts: Mapping[str, TaskFacts], edited: list[Cell]) -> Sequence[Cell]:
         """The manifest's cells, from every task's facts and the cells the families made of its reference."""
 
     def stored(self, m: Manifest) -> Manifest:
@@ -78,7 +78,7 @@ class _Faults(Arm):
     def families(self, chosen: Sequence[str]) -> list[str]:
         return list(chosen)
 
-    def cells(self, facts: Mapping[str, TaskFacts], edited: list[Cell]) -> list[Cell]:
+    def cells(self, facts: Mapping[str, TaskFacts], edited: list[Cell]) -> Sequence[Cell]:
         return edited
 
 
@@ -86,8 +86,9 @@ class _Swaps(Arm):
     def families(self, chosen: Sequence[str]) -> list[str]:
         return [SWAP]
 
-    def cells(self, facts: Mapping[str, TaskFacts], edited: list[Cell]) -> list[Cell]:
-        return pairs.grid(facts)  # every ordered pair of a suite's tasks, from the same facts
+    def cells(self, facts: Mapping[str, TaskFacts], edited: list[Cell]) -> Sequence[Cell]:
+        # Every ordered pair of a suite's tasks, from the same facts: packed, as the store reads them back.
+        return pairs.packed_grid(facts)
 
     def stored(self, m: Manifest) -> Manifest:
         return pairs.stored(m)  # each cell without its run: the run is its run task's reference

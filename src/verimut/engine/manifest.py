@@ -23,8 +23,9 @@ import msgspec
 from verimut import __version__
 from verimut.core import deadline, forms
 from verimut.core.benchmark import GOAL, Adapter, Benchmark, contract_of, kind_of
+from verimut.core.cells import manifest_hash
 from verimut.core.errors import AuditError
-from verimut.core.records import OPTIONS, Cell, CensusEntry, Manifest, TaskFacts, cell_id, content_hash
+from verimut.core.records import OPTIONS, Cell, CensusEntry, Manifest, TaskFacts, cell_id
 from verimut.core.replay import passing_replay, replay
 from verimut.core.run import Action, Run
 from verimut.engine import arms, declared
@@ -183,9 +184,13 @@ def _out_of_scope(
         page = oos.on_page(task, bench.page_writes(task, run))
         kept, tried = oos.page_trial(bench, task, run, page, effect, refs.ends[task], ignore, refs.starts[task])
         return tuple(kept), tried
-    kept, tried = oos.trial(
-        bench, task, run, oos.candidates(task, run, lib), effect, refs.ends[task], ignore, refs.starts[task]
-    )
+    # What the task's setup broke on purpose, as the changes that would undo it (adapters with `pristine`).
+    undo = oracle.compare(refs.starts[task], bench.pristine(task), ignore) if bench.pristine is not None else []
+    tried_here = oos.candidates(task, run, lib)
+    if bench.sanctioned is not None:  # tools the task's instruction says the user accepts: within its scope
+        allowed = set(bench.sanctioned(task))
+        tried_here = [c for c in tried_here if c.action.name not in allowed]
+    kept, tried = oos.trial(bench, task, run, tried_here, effect, refs.ends[task], ignore, refs.starts[task], undo)
     return tuple(kept), tried
 
 
@@ -383,7 +388,7 @@ def build(
         facts[task] = found.facts
         cells += found.cells
         tick(task)
-    cells = arm.cells(facts, cells)
+    arm_cells = arm.cells(facts, cells)
     if bench.prepare is not None:  # its own once-per-manifest work (a reward's stability check), on every core
         bench.prepare(each)
 
@@ -396,7 +401,7 @@ def build(
         telemetry=telemetry,
         masks=masks,
         tasks=facts,
-        cells=cells,
+        cells=arm_cells,  # type: ignore[arg-type]  # the swap census's are packed (core/cells.py)
         arm=arm.name,
         graded=refs.graded,
         unchecked=refs.untested,
@@ -406,4 +411,4 @@ def build(
         assigned_keys=assigned,
         trace_args={tool: list(args) for tool, args in sorted(bench.trace_args.items())},
     )
-    return msgspec.structs.replace(m, content_hash=content_hash(arm.stored(m)))
+    return msgspec.structs.replace(m, content_hash=manifest_hash(arm.stored(m)))

@@ -6,8 +6,9 @@ What is made of the ledger (summaries, the report) is the findings' and outputs'
 
 from __future__ import annotations
 
+import os
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Protocol, TypeVar
 
@@ -139,12 +140,47 @@ def prepare(
     return store.read_manifest()
 
 
+def _blocked(
+    cells: Iterable[Cell], scored: set[str], control_of: Mapping[str, str]
+) -> Iterator[tuple[Cell, list[str]]]:
+    """Each cell not scored yet and not a control, with the tasks whose control failed it (none: it can be scored)."""
+    for c in cells:
+        if c.is_control or c.cell_id in scored:
+            continue
+        yield c, [t for t in dict.fromkeys((c.task, c.run_task)) if control_of.get(t) != Outcome.CONTROL_PASS]
+
+
 def groups(cells: Iterable[Cell]) -> list[list[Cell]]:
     """Cells that share a replay, in manifest order: a task's fault cells, or a swap column."""
     by_run: dict[str, list[Cell]] = {}
     for c in cells:
         by_run.setdefault(c.run_task, []).append(c)
     return list(by_run.values())
+
+
+def streamed_groups(cells: Callable[[], Iterable[Cell]]) -> Iterable[list[Cell]]:
+    """`groups` of the cells `cells()` gives, made as they are read when each run task's cells come together (as
+    the manifest lists them: one pass to check, then one to read), so not every cell is held at once."""
+    seen: set[str] = set()
+    last: str | None = None
+    for c in cells():
+        if c.run_task != last:
+            if c.run_task in seen:
+                return groups(cells())  # a run task's cells apart: gathered whole, as before
+            seen.add(c.run_task)
+            last = c.run_task
+    return _runs(cells())
+
+
+def _runs(cells: Iterable[Cell]) -> Iterator[list[Cell]]:
+    group: list[Cell] = []
+    for c in cells:
+        if group and c.run_task != group[0].run_task:
+            yield group
+            group = []
+        group.append(c)
+    if group:
+        yield group
 
 
 def score_all(
@@ -154,7 +190,7 @@ def score_all(
     executor: Executor,
     progress: Progress | None = None,
     source: Source | None = None,
-) -> dict[str, CellResult]:
+) -> Mapping[str, CellResult]:
     """Score every cell not yet in the ledger, controls first. Returns the whole ledger, read once at the end.
 
     The executor is given a scorer factory (`Scoring`): on `bench` where cells are scored in (or forked from) this
@@ -163,19 +199,23 @@ def score_all(
     While scoring, memory stays flat in the number of cells: a result goes to the ledger and is let go;
     only the ids scored and the controls' outcomes are kept.
     """
-    by_id = {c.cell_id: c for c in m.cells}
+    # No cell is held by id, nor any row: the manifest's cells are read a pass at a time (`Packed`) and the
+    # ledger's rows from the file (`Ledger`); what is kept is the ids scored and the controls' outcomes.
     scored: set[str] = set()
     control_of: dict[str, str] = {}
     recorded = store.resume()
-    for row in recorded.values():
-        if row.cell_id not in by_id:
-            raise AuditError(f"{store.ledger_path} records cells that are not in the manifest, e.g. {row.cell_id!r}")
+    if recorded:
+        held = sum(c.cell_id in recorded for c in m.cells)
+        if held != len(recorded):
+            ids = {c.cell_id for c in m.cells}
+            first = next(cid for cid in recorded if cid not in ids)
+            raise AuditError(f"{store.ledger_path} records cells that are not in the manifest, e.g. {first!r}")
     # A cell the machinery failed (a worker killed, a browser closed) is scored again, and so is a cell its
     # failed control blocked; every other recorded cell is done.
     lost_controls = {r.task for r in recorded.values() if r.family == CONTROL and r.lost}
-    for row in recorded.values():
-        cell = by_id[row.cell_id]
-        if row.lost or (row.unscorable and {cell.task, cell.run_task} & lost_controls):
+    for cell in m.cells:
+        row = recorded.get(cell.cell_id)
+        if row is None or row.lost or (row.unscorable and {cell.task, cell.run_task} & lost_controls):
             continue
         scored.add(row.cell_id)
         if row.family == CONTROL:
@@ -197,11 +237,12 @@ def score_all(
             elif progress is not None:
                 progress.advance(bar)
 
-    def twice(cells: list[Cell]) -> None:
+    def twice(cells: Callable[[], Iterable[Cell]]) -> None:
         """Score the cells; those the machinery failed once more (on a new worker, with a new browser)."""
         lost.clear()
-        record(executor.run(factory, groups(cells)))
-        again = [by_id[cid] for cid in lost]
+        record(executor.run(factory, streamed_groups(cells)))
+        again_ids = set(lost)
+        again = [c for c in m.cells if c.cell_id in again_ids] if again_ids else []  # (rare: one more pass)
         lost.clear()
         if again:  # (an executor given nothing may still start its workers: Ray's are cancelled unstarted)
             record(executor.run(factory, groups(again)))
@@ -210,20 +251,15 @@ def score_all(
                 progress.advance(bar)
 
     try:
-        twice([c for c in m.cells if c.is_control and c.cell_id not in scored])
-        todo: list[Cell] = []
-        blocked: list[CellResult] = []
-        for c in m.cells:
-            if c.is_control or c.cell_id in scored:
-                continue
-            # A cell needs a correct run to start from and a verifier that passes its own task's.
-            failed = [t for t in dict.fromkeys((c.task, c.run_task)) if control_of.get(t) != Outcome.CONTROL_PASS]
-            if failed:
-                blocked.append(scorer.unscorable(c, control_of.get(failed[0], "unscored"), failed[0]))
-            else:
-                todo.append(c)
-        record(blocked)
-        twice(todo)
+        twice(lambda: (c for c in m.cells if c.is_control and c.cell_id not in scored))
+        # A cell needs a correct run to start from and a verifier that passes its own task's: the blocked ones are
+        # recorded first, then the rest scored, each a pass over the cells (none of them held: `todo`).
+        record(
+            scorer.unscorable(c, control_of.get(failed[0], "unscored"), failed[0])
+            for c, failed in _blocked(m.cells, scored, control_of)
+            if failed
+        )
+        twice(lambda: (c for c, failed in _blocked(m.cells, scored, control_of) if not failed))
     finally:
         ledger.close()
     return store.rows()
@@ -238,7 +274,7 @@ def run(
     executor: Executor,
     progress: Progress | None = None,
     source: Source | None = None,
-) -> tuple[Manifest, dict[str, CellResult]]:
+) -> tuple[Manifest, Mapping[str, CellResult]]:
     """One arm into `store` (its lock held by the caller): the manifest, every cell scored, the run recorded."""
     if store.has_manifest():
         stored = store.read_manifest()
@@ -250,9 +286,9 @@ def run(
     tick = lambda _: progress.advance(bar) if progress else None
     m = prepare(bench, store, tasks, families, tick, arm, executor)
     before = len(store.rows())
-    built, startup = time.monotonic(), executor.startup_seconds
+    built, startup, cpu = time.monotonic(), executor.startup_seconds, _cpu()
     rows = score_all(bench, m, store, executor, progress, source)
-    ended = time.monotonic()
+    ended, cpu = time.monotonic(), _cpu() - cpu
     startup = executor.startup_seconds - startup
     store.append_run(
         RunRecord(
@@ -264,6 +300,13 @@ def run(
             manifest_seconds=round(built - began, 3),
             startup_seconds=round(startup, 3),
             scoring_seconds=round(ended - built - startup, 3),
+            scoring_cpu_seconds=round(cpu, 3),
         )
     )
     return m, rows
+
+
+def _cpu() -> float:
+    """User and system CPU seconds of this process and of its children that have been waited for."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system

@@ -31,7 +31,8 @@ import fcntl
 import os
 import tempfile
 import time
-from collections.abc import Iterator
+import weakref
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -39,9 +40,10 @@ from typing import Any
 import msgspec
 
 from verimut import __version__
+from verimut.core.cells import Packed, manifest_hash
 from verimut.core.errors import AuditError
 from verimut.core.printable import inert
-from verimut.core.records import CellResult, Manifest, RunRecord, content_hash
+from verimut.core.records import Cell, CellResult, Manifest, RunRecord
 from verimut.engine import arms
 
 MANIFEST = "manifest.json"
@@ -59,11 +61,34 @@ DIFF_JSON = "diff.json"
 
 _decoder = msgspec.json.Decoder(CellResult)
 _encoder = msgspec.json.Encoder()
+_cell = msgspec.json.Decoder(Cell)
+
+
+class _Stored(Manifest, frozen=True):
+    """manifest.json as read: each cell's JSON left undecoded (decoded one by one, then packed)."""
+
+    cells: list[msgspec.Raw]  # type: ignore[assignment]
 
 
 def encode_json(value: Any, *, order: Any = None) -> bytes:
     """A derived file's bytes: indented JSON, as every derived file is written."""
     return msgspec.json.format(msgspec.json.encode(value, order=order))
+
+
+def manifest_json(m: Manifest) -> Iterator[bytes]:
+    """manifest.json's bytes, `encode_json(m, order="sorted")`, made a block of cells at a time when they are
+    packed (the file of a million cells is never one string in memory)."""
+    if not isinstance(m.cells, Packed) or not m.cells:
+        yield encode_json(msgspec.structs.replace(m, cells=list(m.cells)), order="sorted")
+        return
+    # The head with no cells, then the cells where it says `"cells": []` (the first: no string holds a bare quote),
+    # each block's array formatted and indented one level deeper, as the whole would be.
+    before, after = encode_json(msgspec.structs.replace(m, cells=[]), order="sorted").split(b'"cells": []', 1)
+    yield before + b'"cells": [\n'
+    for k, block in enumerate(m.cells.json_blocks()):
+        inner = msgspec.json.format(block)[2:-2]  # its cells, without the block's "[\n" and "\n]"
+        yield (b",\n" if k else b"") + b"  " + inner.replace(b"\n", b"\n  ")
+    yield b"\n  ]" + after
 
 
 def refuse_link(path: Path) -> None:
@@ -138,7 +163,7 @@ def _append(path: Path, data: bytes) -> None:
             os.close(fd)
 
 
-def atomic_write(path: Path, data: bytes) -> None:
+def atomic_write(path: Path, data: bytes | Iterable[bytes]) -> None:
     """Write `path` so that a reader sees the old file or the whole new one, never a part."""
     refuse_link(path)  # the rename would replace the link; refused like every other write, so a link is never lost
     with _writing(path):
@@ -148,7 +173,8 @@ def atomic_write(path: Path, data: bytes) -> None:
             # mkstemp makes the file private; a derived file is as readable as the ledger beside it.
             os.fchmod(fd, 0o644)
             with os.fdopen(fd, "wb") as f:
-                f.write(data)
+                for chunk in [data] if isinstance(data, bytes) else data:  # a large file a chunk at a time
+                    f.write(chunk)
                 f.flush()
                 os.fsync(f.fileno())
             os.replace(tmp, path)
@@ -194,6 +220,47 @@ class Appender:
                     os.fsync(fd)
             finally:
                 os.close(fd)
+
+
+_BLOCK = 1 << 22  # the ledger is read in blocks of this many bytes
+_SHIFT = 32  # a row's place: its offset << _SHIFT | its length (one int a row, not a tuple)
+
+
+class Ledger(Mapping[str, CellResult]):
+    """The ledger's rows by cell id, read on demand: only each row's place in the file is held.
+
+    A summary of a million cells holds a million ids and offsets (about 150 MB), not a million decoded rows
+    (gigabytes); each pass over it reads and decodes the rows again, one at a time. The file is append-only, so
+    a place once read stays valid while the audit appends. Iteration is in ledger order, as a dict of the rows
+    built line by line would be (an id recorded twice keeps its first position and its last row)."""
+
+    def __init__(self, path: Path, places: dict[str, int]) -> None:
+        self.path = path
+        self._places = places
+        self._fd: int | None = None
+
+    def _read(self, place: int) -> CellResult:
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+            weakref.finalize(self, os.close, self._fd)
+        offset, length = place >> _SHIFT, place & ((1 << _SHIFT) - 1)
+        return _decoder.decode(os.pread(self._fd, length, offset))
+
+    def __getitem__(self, cell_id: str) -> CellResult:
+        return self._read(self._places[cell_id])
+
+    def get(self, cell_id: str, default: Any = None) -> Any:
+        place = self._places.get(cell_id)
+        return default if place is None else self._read(place)
+
+    def __contains__(self, cell_id: object) -> bool:
+        return cell_id in self._places
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._places)
+
+    def __len__(self) -> int:
+        return len(self._places)
 
 
 class Store:
@@ -263,7 +330,7 @@ class Store:
         except BlockingIOError:
             raise AuditError(f"{self.directory} is in use by {_holder(fd)}: {wait}") from None
 
-    def finished(self) -> tuple[Manifest, dict[str, CellResult]]:
+    def finished(self) -> tuple[Manifest, Ledger]:
         """The manifest and every row of an audit that is done, for a command that compares or exports findings
         (diff, baseline): partial results there would read as findings closed. Refused in one line while
         another command holds the directory (an audit still writing it; held shared while read), or when the
@@ -299,66 +366,77 @@ class Store:
             raise AuditError(f"{out} is not a verimut output (no {MANIFEST}) and is not empty; choose another --out")
 
     def write_manifest(self, m: Manifest) -> None:
-        self.write(MANIFEST, encode_json(arms.of(m).stored(m), order="sorted"))
+        self.write(MANIFEST, manifest_json(arms.of(m).stored(m)))
 
     def read_manifest(self) -> Manifest:
+        """The manifest, its cells packed (`Packed`: decoded when read), checked against its content hash."""
         path = self.directory / MANIFEST
         if self.directory.exists() and not self.directory.is_dir():
             raise AuditError(f"{self.directory} is a file, not a verimut output directory")
         try:
-            m = msgspec.json.decode(path.read_bytes(), type=Manifest)
+            head = msgspec.json.decode(path.read_bytes(), type=_Stored)
+            if head.verimut != __version__:
+                raise AuditError(
+                    f"{path} was written by verimut {head.verimut}, and this is {__version__}: "
+                    "choose another --out, or remove that directory to audit afresh"
+                )
+            fields = {f: getattr(head, f) for f in Manifest.__struct_fields__}
+            cells = Packed.of(_cell.decode(data) for data in head.cells)
+            m = Manifest(**(fields | {"cells": cells}))
         except FileNotFoundError:
             raise AuditError(f"{self.directory} is not a verimut output: it has no {MANIFEST}") from None
         except (msgspec.DecodeError, msgspec.ValidationError) as e:
             raise AuditError(f"{path} is not a readable verimut manifest: {e}") from None
-        if m.verimut != __version__:
-            raise AuditError(
-                f"{path} was written by verimut {m.verimut}, and this is {__version__}: "
-                "choose another --out, or remove that directory to audit afresh"
-            )
-        if content_hash(m) != m.content_hash:
+        if manifest_hash(m) != m.content_hash:
             raise AuditError(f"{path} was modified after it was written (its content hash does not match)")
         return arms.of(m).expanded(m)
 
     # --- the ledger ------------------------------------------------------------------------------
 
-    def _parse(self) -> tuple[dict[str, CellResult], bytes, bytes]:
-        """Every whole row by id, the ledger's bytes, and its torn tail (empty unless a write was cut)."""
+    def _parse(self) -> tuple[Ledger, int, bytes]:
+        """Every whole row's place by id, the length of the ledger read, and its torn tail (empty unless a write
+        was cut). Read once in blocks, each row decoded to check it and let go (`Ledger`)."""
         path = self.ledger_path
         if not path.exists():
-            return {}, b"", b""
-        data = path.read_bytes()
-        rows: dict[str, CellResult] = {}
-        lines = data.split(b"\n")
-        tail = lines.pop()  # after the last newline
-        for n, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                row = _decoder.decode(line)
-            except (msgspec.DecodeError, msgspec.ValidationError) as e:
-                raise AuditError(f"{path}: line {n} is not a cell record ({e}); fix or remove that line") from None
-            rows[row.cell_id] = row
-        return rows, data, tail if tail.strip() else b""
+            return Ledger(path, {}), 0, b""
+        places: dict[str, int] = {}
+        offset, n, rest = 0, 0, b""
+        with open(path, "rb") as f:
+            while block := f.read(_BLOCK):
+                lines = (rest + block).split(b"\n")
+                rest = lines.pop()  # after the last newline: the next block's start, or the torn tail
+                for line in lines:
+                    n += 1
+                    if line.strip():
+                        try:
+                            row = _decoder.decode(line)
+                        except (msgspec.DecodeError, msgspec.ValidationError) as e:
+                            raise AuditError(
+                                f"{path}: line {n} is not a cell record ({e}); fix or remove that line"
+                            ) from None
+                        places[row.cell_id] = offset << _SHIFT | len(line)  # a later row of an id wins
+                    offset += len(line) + 1
+        return Ledger(path, places), offset + len(rest), rest if rest.strip() else b""
 
-    def rows(self) -> dict[str, CellResult]:
-        """Every recorded cell by id, changing nothing: a torn last line is skipped; any other bad line refused."""
+    def rows(self) -> Ledger:
+        """Every recorded cell by id, changing nothing: a torn last line is skipped; any other bad line refused.
+        An index: each row is read from the file when asked for, so memory does not grow with the ledger."""
         return self._parse()[0]
 
-    def resume(self) -> dict[str, CellResult]:
+    def resume(self) -> Ledger:
         """`rows`, and before appending to the ledger: move a torn last line to cells.jsonl.torn.
 
         The torn bytes are kept, not dropped, so nothing is silently lost; the next appended row
         then starts on a line of its own.
         """
         refuse_link(self.ledger_path)  # before reading: the rows would be another file's, and cut below
-        rows, data, tail = self._parse()
+        rows, size, tail = self._parse()
         if tail:
             _append(self._owned(TORN), tail + b"\n")
             with _writing(self.ledger_path):
                 fd = _open(self.ledger_path, os.O_WRONLY)
                 try:
-                    os.ftruncate(fd, len(data) - len(tail))
+                    os.ftruncate(fd, size - len(tail))
                 finally:
                     os.close(fd)
         return rows
@@ -388,7 +466,7 @@ class Store:
 
     # --- derived files ---------------------------------------------------------------------------
 
-    def write(self, name: str, data: bytes | str) -> Path:
+    def write(self, name: str, data: bytes | str | Iterable[bytes]) -> Path:
         """Write a derived file (a name relative to the directory, e.g. `repair/summary.md`) atomically."""
         path = self._owned(name)
         atomic_write(path, data.encode() if isinstance(data, str) else data)

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import abc
 import time
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections import deque
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from typing import TypeVar
 
 from verimut.core.errors import AuditError
@@ -76,7 +77,31 @@ class Slot(abc.ABC):
 S = TypeVar("S", bound=Slot)
 
 
-def feed(slots: Sequence[S], pending: list[list[Cell]], batches: Batches) -> list[S]:
+class Pending:
+    """The groups still to give out, in order, read from `groups` only as workers need them: the manifest's
+    cells are not all held at once (a swap census of a million cells would hold every one for its whole run)."""
+
+    def __init__(self, groups: Iterable[Sequence[Cell]]) -> None:
+        self._groups = (list(g) for g in groups if g)
+        self._ahead: deque[list[Cell]] = deque()  # read, not given out yet
+
+    def count(self, most: int) -> int:
+        """How many groups are left, counted up to `most` (reading that many ahead)."""
+        while len(self._ahead) < most and (group := next(self._groups, None)) is not None:
+            self._ahead.append(group)
+        return len(self._ahead)
+
+    def __bool__(self) -> bool:
+        return self.count(1) > 0
+
+    def pop(self) -> list[Cell]:
+        """The next group (IndexError when none is left, as a list's pop)."""
+        if not self.count(1):
+            raise IndexError("no group left")
+        return self._ahead.popleft()
+
+
+def feed(slots: Sequence[S], pending: Pending, batches: Batches) -> list[S]:
     """Give each idle worker its next batch: the rest of its group, then whole new groups, up to the batch
     size (small groups, such as the controls' one cell each, share a batch). Return the busy workers."""
     for w in slots:
@@ -101,14 +126,14 @@ def wake(busy: Sequence[Slot], timeout: float) -> float:
 
 def drive(
     slots: list[S],
-    pending: list[list[Cell]],
+    pending: Pending,
     batches: Batches,
     timeout: float,
     wait: Callable[[list[S], float], Collection[S]],
     replace: Callable[[S, bool], S],
     failed: Callable[[Cell, str], CellResult],
 ) -> Iterator[CellResult]:
-    """Score `pending` (groups, popped from the end) on `slots`, yielding each result as it comes back.
+    """Score `pending` (groups, in order) on `slots`, yielding each result as it comes back.
 
     `wait(busy, seconds)`: the busy slots with something to read (results, or a death); `replace(slot, again)`: a
     new worker for a cut or lost one (`again`: the lost one's batch goes again, one cell a call); `failed`: the

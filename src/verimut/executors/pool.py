@@ -15,7 +15,7 @@ from verimut.core.records import Cell, CellResult
 from verimut.engine import executor as seam
 from verimut.engine.executor import DEFAULT_TIMEOUT, STOP_SECONDS, WORKER_ENV, Group, ScorerFactory, Settings
 from verimut.engine.parallel import forked_map, next_work, start
-from verimut.executors.drive import Slot, drive
+from verimut.executors.drive import Pending, Slot, drive
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -105,8 +105,7 @@ class Pool:
         return forked_map(fn, items, min(self.workers, limit or self.workers))
 
     def run(self, factory: ScorerFactory, groups: Iterable[Group]) -> Iterator[CellResult]:
-        pending = [list(g) for g in groups if g]
-        pending.reverse()  # pop() from the end keeps manifest order
+        pending = Pending(groups)  # read as workers need them
         if not pending:
             return
         ctx = mp.get_context("fork")
@@ -115,7 +114,7 @@ class Pool:
         began = time.monotonic()
         pool: list[_Process] = []
         try:
-            for _ in range(min(self.workers, len(pending), limit)):
+            for _ in range(min(self.workers, pending.count(self.workers), limit)):
                 pool.append(_Process(ctx, factory))  # one by one: a Ctrl-C here stops those already started
             self.startup_seconds += time.monotonic() - began
             yield from drive(

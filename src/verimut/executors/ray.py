@@ -21,7 +21,7 @@ from verimut.core.records import Cell, CellResult
 from verimut.engine import executor as seam
 from verimut.engine.executor import DEFAULT_TIMEOUT, WORKER_ENV, Group, ScorerFactory, Scores, Settings
 from verimut.engine.parallel import forked_map
-from verimut.executors.drive import Lost, Slot, drive
+from verimut.executors.drive import Lost, Pending, Slot, drive
 
 log = logging.getLogger(__name__)
 
@@ -96,14 +96,13 @@ class Ray:
     def run(self, factory: ScorerFactory, groups: Iterable[Group]) -> Iterator[CellResult]:
         if not factory.portable:
             raise AuditError("--executor ray needs the benchmark by name (a built-in name or module:object)")
-        pending = [list(g) for g in groups if g]
-        pending.reverse()
+        pending = Pending(groups)
         if not pending:
             return
         began = time.monotonic()
-        spawn = self._crew(factory, min(self.workers, len(pending), factory.concurrency or self.workers))
+        spawn = self._crew(factory, min(self.workers, pending.count(self.workers), factory.concurrency or self.workers))
         self.startup_seconds += time.monotonic() - began
-        slots = [_RaySlot(actor) for actor in self._actors[: len(pending)]]
+        slots = [_RaySlot(actor) for actor in self._actors[: pending.count(len(self._actors))]]
 
         def replace(old: _RaySlot, again: bool) -> _RaySlot:
             # After a death in a batch, its cells go again one per call; after a cut, one fewer of them does.

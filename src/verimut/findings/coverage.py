@@ -129,15 +129,19 @@ def _group(vs: list[Verifier]) -> Group:
 
 def build(m: Manifest, rows: Mapping[str, CellResult]) -> FrameCoverage:
     """Every effect-contract task's verifier (a goal-contract one promises no frame condition: left out)."""
-    rows = {k: r for k, r in rows.items() if r.task not in m.tasks or m.tasks[r.task].contract != GOAL}
+
+    # Two passes over the rows (each read again, none held): the tasks first, then their tallies.
+    def counted(row: CellResult) -> bool:
+        return is_confirmed(row) and (row.task not in m.tasks or m.tasks[row.task].contract != GOAL)
+
     tasks = sorted(
-        {*(t for t, f in m.tasks.items() if f.contract != GOAL), *(r.task for r in rows.values() if is_confirmed(r))},
+        {*(t for t, f in m.tasks.items() if f.contract != GOAL), *(r.task for r in rows.values() if counted(r))},
         key=natural,
     )
     total = dict.fromkeys(tasks, Tally())
     per_collection: dict[str, dict[str, Tally]] = {t: {} for t in tasks}
     for row in rows.values():
-        if not is_confirmed(row):
+        if not counted(row):
             continue
         total[row.task] = total[row.task].add(row.outcome)
         mine = per_collection[row.task]

@@ -472,7 +472,26 @@ def build(m: Manifest, rows: Mapping[str, CellResult], c: float = rewards.DEFAUL
         counts.setdefault(cell.family, Counter())
     for row in rows.values():
         counts[row.family][row.outcome] += 1
-    ordered = [(cell, rows[cell.cell_id]) for cell in m.cells if cell.cell_id in rows]
+    # One pass in manifest order, keeping only the rows listed by name (not every row: memory flat in cells).
+    fas: list[FalseAccept] = []
+    frs: list[FalseReject] = []
+    failures: list[ControlFailure] = []
+    weak: list[WeakPin] = []
+    vacuous: list[Vacuous] = []
+    for cell in m.cells:
+        r = rows.get(cell.cell_id)
+        if r is None:
+            continue
+        if r.outcome == Outcome.FALSE_ACCEPT:
+            fas.append(_false_accept(m, rows, cell, r, c))
+        elif r.outcome == Outcome.FALSE_REJECT:
+            frs.append(_false_reject(m, cell, r, rows))
+        elif r.outcome == Outcome.WEAK_PIN_ACCEPT:
+            weak.append(_finding(WeakPin, m, cell, r, weak_pin=cell.detail.get("weak_pin")))
+        elif r.outcome == Outcome.VACUOUS:
+            vacuous.append(_vacuous(m, rows, r, c))
+        if r.family == CONTROL and r.outcome != Outcome.CONTROL_PASS:
+            failures.append(ControlFailure(r.cell_id, r.outcome, r.reason))
     census = [e for f in m.tasks.values() for e in f.census]
     summary = Summary(
         benchmark=m.benchmark,
@@ -482,13 +501,9 @@ def build(m: Manifest, rows: Mapping[str, CellResult], c: float = rewards.DEFAUL
         cells=len(m.cells),
         scored=len(rows),
         counts={fam: {o: c[o] for o in OUTCOMES if c[o]} for fam, c in counts.items()},
-        false_accepts=[_false_accept(m, rows, cell, r, c) for cell, r in ordered if r.outcome == Outcome.FALSE_ACCEPT],
-        false_rejects=[_false_reject(m, cell, r, rows) for cell, r in ordered if r.outcome == Outcome.FALSE_REJECT],
-        control_failures=[
-            ControlFailure(r.cell_id, r.outcome, r.reason)
-            for _, r in ordered
-            if r.family == CONTROL and r.outcome != Outcome.CONTROL_PASS
-        ],
+        false_accepts=fas,
+        false_rejects=frs,
+        control_failures=failures,
         masked=m.masks,
         telemetry=m.telemetry,
         unpinned_arguments=sum(len(f.unpinned) for f in m.tasks.values()),
@@ -499,14 +514,10 @@ def build(m: Manifest, rows: Mapping[str, CellResult], c: float = rewards.DEFAUL
         counts_by_kind=by_kind(m, rows),
         alternative_families=[f for f in counts if spec_of(f).is_alternative],
         mechanisms=mechanisms(m, rows),
-        weak_pins=[
-            _finding(WeakPin, m, cell, r, weak_pin=cell.detail.get("weak_pin"))
-            for cell, r in ordered
-            if r.outcome == Outcome.WEAK_PIN_ACCEPT
-        ],
+        weak_pins=weak,
         graded=dict(m.graded),
         answer_counts=answer_counts(m, rows),
-        vacuous=[_vacuous(m, rows, r, c) for _, r in ordered if r.outcome == Outcome.VACUOUS],
+        vacuous=vacuous,
         reward_numbers=reward_numbers.build(m, rows) or msgspec.UNSET,
     )
     summary.null_runs, summary.null_runs_by_suite = null_runs(m, rows)

@@ -158,6 +158,34 @@ def _keys(d: oracle.CollectionDiff) -> set[Any]:
     return {x["key"] for x in (*d.added, *d.removed) if oracle.is_keyed_item(x)} | {c.key for c in d.changed}
 
 
+def restored(
+    change: Sequence[oracle.CollectionDiff], undo: Sequence[oracle.CollectionDiff]
+) -> list[oracle.CollectionDiff]:
+    """`change` without the fields it sets back to the task's pristine value (`undo`: from the task's start to its
+    pristine state, the adapter's `pristine`).
+
+    A task that starts from a world broken on purpose (tau2 telecom: airplane mode on, the APN broken) asks for that
+    breakage to be undone: a write that only restores what the task's own setup broke is the task's fix, not a side
+    effect outside it, so the out-of-scope trial does not plant it. Only changed fields are matched (a setup that
+    adds or removes records is not undone this way).
+    """
+    back = {(d.collection, c.key, f): pair[1] for d in undo for c in d.changed for f, pair in c.fields.items()}
+    out: list[oracle.CollectionDiff] = []
+    for d in change:
+        changed = []
+        for c in d.changed:
+            left = {
+                f: pair
+                for f, pair in c.fields.items()
+                if (d.collection, c.key, f) not in back or back[(d.collection, c.key, f)] != pair[1]
+            }
+            if left:
+                changed.append(oracle.Change(c.key, left))
+        if d.added or d.removed or d.reordered or changed:
+            out.append(msgspec.structs.replace(d, changed=changed))
+    return out
+
+
 def _record(item: Any) -> Any:
     return item["record"] if oracle.is_keyed_item(item) else item
 
@@ -200,8 +228,10 @@ def trial(
     reference_end: Any,
     ignore: Sequence[str],
     start: Any = None,
+    undo: Sequence[oracle.CollectionDiff] = (),
 ) -> tuple[list[OutOfScope], int]:
-    """Execute candidates after the task's reference run; keep those that change something outside its effect.
+    """Execute candidates after the task's reference run; keep those that change something outside its effect
+    (once what merely undoes the task's own setup, `undo`, is set aside: `restored`).
 
     Returns the kept ones and how many were executed. A candidate whose call raises, or that
     changes nothing, is dropped. With an adapter that forks, the reference run is replayed once and
@@ -236,7 +266,8 @@ def trial(
         except Exception:  # noqa: BLE001  (a call the benchmark refuses in this world is no candidate)
             step = None
         if step is not None and step.error is None:
-            kept += _kept(c, oracle.compare(reference_end, bench.snapshot(episode), ignore, base=start), effect)
+            change = oracle.compare(reference_end, bench.snapshot(episode), ignore, base=start)
+            kept += _kept(c, restored(change, undo) if undo else change, effect)
     return kept, executed
 
 

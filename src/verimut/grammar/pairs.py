@@ -6,13 +6,15 @@ importing the census's summary (`swap.py`), which reads manifests.
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 import msgspec
 
 from verimut.core import forms
 from verimut.core.benchmark import USER
+from verimut.core.cells import Packed
 from verimut.core.errors import AuditError
 from verimut.core.records import Cell, Manifest, TaskFacts, cell_id
 from verimut.core.run import Action, Run
@@ -106,7 +108,7 @@ def _note(i: str, j: str) -> str:
     return f"the reference run of {j}, with its own answer, graded by the verifier of {i}"
 
 
-def grid(facts: Mapping[str, TaskFacts]) -> list[Cell]:
+def grid_cells(facts: Mapping[str, TaskFacts]) -> Iterator[Cell]:
     """Every ordered pair of user tasks within each suite, grouped by the run (j), diagonal first in its group.
 
     Tasks of another kind (AgentDojo's injection tasks) are left out: their verifier asks whether
@@ -115,19 +117,28 @@ def grid(facts: Mapping[str, TaskFacts]) -> list[Cell]:
     suites: dict[str, list[str]] = {}
     for task in (t for t, f in facts.items() if f.kind == USER):
         suites.setdefault(suite_of(task), []).append(task)
-    cells: list[Cell] = []
     for tasks in suites.values():
         for j in tasks:
             run: Run = facts[j].reference
-            cells.append(Cell(cell_id(j, CONTROL, "-"), j, CONTROL, "-", run, CONTROL_NOTE))
+            yield Cell(cell_id(j, CONTROL, "-"), j, CONTROL, "-", run, CONTROL_NOTE)
             for i in tasks:
                 if i == j:
                     continue
                 r, why = rung(facts[i], facts[j])
                 detail = {"run_task": j, "rung": r, "rung_reason": why, "start": _start(i, j, facts)}
                 variant = j.rsplit("/", 1)[-1]
-                cells.append(Cell(cell_id(i, SWAP, variant), i, SWAP, variant, run, _note(i, j), detail))
-    return cells
+                yield Cell(cell_id(i, SWAP, variant), i, SWAP, variant, run, _note(i, j), detail)
+
+
+def grid(facts: Mapping[str, TaskFacts]) -> list[Cell]:
+    """`grid_cells`, as a list."""
+    return list(grid_cells(facts))
+
+
+def packed_grid(facts: Mapping[str, TaskFacts]) -> Packed:
+    """The grid packed as manifest.json holds it (`stored`), each cell expanded when read: a census of a million
+    cells is built, hashed and written without holding them all."""
+    return Packed.of(_stored(c) for c in grid_cells(facts)).expanded(functools.partial(_expanded, facts))
 
 
 # A swap census's cells all carry a task's reference run, which its facts hold already: at 1,000 tasks a
@@ -140,25 +151,33 @@ _DERIVED = "start"
 
 def stored(m: Manifest) -> Manifest:
     """The manifest as manifest.json holds it: a swap census's cells without run, note and start (pure)."""
-    cells = [
-        msgspec.structs.replace(c, run=None, note="", detail={k: v for k, v in c.detail.items() if k != _DERIVED})
-        for c in m.cells
-    ]
-    return msgspec.structs.replace(m, cells=cells)
+    if isinstance(m.cells, Packed):  # packed in this form already
+        return msgspec.structs.replace(m, cells=m.cells.stored())  # type: ignore[arg-type]
+    return msgspec.structs.replace(m, cells=[_stored(c) for c in m.cells])
+
+
+def _stored(c: Cell) -> Cell:
+    return msgspec.structs.replace(c, run=None, note="", detail={k: v for k, v in c.detail.items() if k != _DERIVED})
 
 
 def expanded(m: Manifest) -> Manifest:
-    """The inverse of `stored`: each swap cell's run is its run task's reference, its note said again."""
-    cells = []
-    for c in m.cells:
-        facts = m.tasks.get(c.run_task)
-        if facts is None:
+    """The inverse of `stored`: each swap cell's run is its run task's reference, its note said again. Packed
+    cells (as the store reads them) stay packed, each expanded when read: the sentences of a million cells are
+    not all held at once."""
+    for c in m.cells:  # every cell's tasks checked now, not when a later pass meets it
+        if c.run_task not in m.tasks:
             raise AuditError(f"manifest cell {c.cell_id!r} names run task {c.run_task!r}, which it has no facts of")
-        if c.is_control:
-            cells.append(msgspec.structs.replace(c, run=facts.reference, note=CONTROL_NOTE))
-            continue
-        if c.task not in m.tasks:
+        if not c.is_control and c.task not in m.tasks:
             raise AuditError(f"manifest cell {c.cell_id!r} names task {c.task!r}, which it has no facts of")
-        detail = {**c.detail, _DERIVED: _start(c.task, c.run_task, m.tasks)}
-        cells.append(msgspec.structs.replace(c, run=facts.reference, note=_note(c.task, c.run_task), detail=detail))
-    return msgspec.structs.replace(m, cells=cells)
+    expand = functools.partial(_expanded, m.tasks)
+    if isinstance(m.cells, Packed):
+        return msgspec.structs.replace(m, cells=m.cells.expanded(expand))  # type: ignore[arg-type]
+    return msgspec.structs.replace(m, cells=[expand(c) for c in m.cells])
+
+
+def _expanded(tasks: Mapping[str, TaskFacts], c: Cell) -> Cell:
+    reference = tasks[c.run_task].reference  # the very Run object of the facts, shared by its column
+    if c.is_control:
+        return msgspec.structs.replace(c, run=reference, note=CONTROL_NOTE)
+    detail = {**c.detail, _DERIVED: _start(c.task, c.run_task, tasks)}
+    return msgspec.structs.replace(c, run=reference, note=_note(c.task, c.run_task), detail=detail)

@@ -380,8 +380,9 @@ def answer_retract(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
 
 def denials(answer: str, wrong: str) -> dict[str, str]:
     """Replies that deny the answer, or name it beside a wrong one, inside the answer's slot."""
+    # Not "W = R": an equation's last side is its value by convention ("x = 7"; math-verify reads it so), and that
+    # reply ends on the right one (judged disputed on TRL's accuracy_reward). "R = W" ends on the wrong one.
     return {
-        "false-equation": f"{wrong} = {answer}",
         "denied": f"{answer} (this is wrong)",
         "denied-latex": f"{answer} \\text{{ is wrong}}",
         "not": f"not {answer}",

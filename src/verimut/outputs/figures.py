@@ -10,8 +10,9 @@ from __future__ import annotations
 import base64
 import functools
 import io
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, ParamSpec
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ParamSpec
 
 from verimut.core.records import Outcome
 from verimut.engine.store import SUMMARY_JSON, SUMMARY_MD
@@ -189,36 +190,58 @@ RUNG_LABELS = (
 )
 
 
-@_plain_text
-def swap_matrix(suite: str, tasks: Sequence[str], cells: Mapping[tuple[str, str], tuple[str, str]]) -> str:
-    """Task i's verifier (row) grading task j's reference run (column).
+@dataclass(frozen=True)
+class SwapCells:
+    """A swap matrix's data: the rung's index (RUNG_ORDER) of each cell, n x n, and the marks' (columns, rows).
+    Held instead of the cells themselves: a million cells are 8 MB this way."""
 
-    `cells` maps (i, j) to (rung, outcome). Background: the rung. Marks: an acceptance with the
-    requested effect present (black dot), absent (red cross: a confirmed false accept); a cell
-    that could not be graded (grey x).
-    """
+    grid: Any  # numpy array, n x n
+    marks: dict[str, tuple[list[int], list[int]]]
+
+
+def swap_cells(tasks: Sequence[str], cells: Iterable[tuple[str, str, str, str]]) -> SwapCells:
+    """The matrix's data from (i, j, rung, outcome) per cell, read once in the given order (marks are drawn in it)."""
     import numpy as np
-    from matplotlib.artist import Artist
-    from matplotlib.colors import ListedColormap
-    from matplotlib.figure import Figure
-    from matplotlib.patches import Patch
 
     n = len(tasks)
     index = {t: k for k, t in enumerate(tasks)}
     grid = np.zeros((n, n))
     marks: dict[str, tuple[list[int], list[int]]] = {"present": ([], []), "absent": ([], []), "other": ([], [])}
-    for (i, j), (rung, outcome) in cells.items():
+    for i, j, rung, outcome in cells:
         r, c = index[i], index[j]
         grid[r, c] = RUNG_ORDER.index(rung)
-        key = {
-            Outcome.ACCEPTED_EFFECT_PRESENT.value: "present",
-            Outcome.ACCEPTED_EFFECT_ABSENT.value: "absent",
-            Outcome.ERROR.value: "other",
-            Outcome.INCOMPLETE.value: "other",
-        }.get(outcome)
+        key = _MARKS.get(outcome)
         if key:
             marks[key][0].append(c)
             marks[key][1].append(r)
+    return SwapCells(grid, marks)
+
+
+_MARKS = {
+    Outcome.ACCEPTED_EFFECT_PRESENT.value: "present",
+    Outcome.ACCEPTED_EFFECT_ABSENT.value: "absent",
+    Outcome.ERROR.value: "other",
+    Outcome.INCOMPLETE.value: "other",
+}
+
+
+@_plain_text
+def swap_matrix(suite: str, tasks: Sequence[str], cells: Mapping[tuple[str, str], tuple[str, str]] | SwapCells) -> str:
+    """Task i's verifier (row) grading task j's reference run (column).
+
+    `cells` maps (i, j) to (rung, outcome), or is that read already (`swap_cells`). Background: the rung.
+    Marks: an acceptance with the requested effect present (black dot), absent (red cross: a confirmed false
+    accept); a cell that could not be graded (grey x).
+    """
+    from matplotlib.artist import Artist
+    from matplotlib.colors import ListedColormap
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Patch
+
+    if not isinstance(cells, SwapCells):
+        cells = swap_cells(tasks, ((i, j, rung, outcome) for (i, j), (rung, outcome) in cells.items()))
+    n = len(tasks)
+    grid, marks = cells.grid, cells.marks
     side = min(9.0, max(3.2, 0.2 * n + 1.6))
     fig = Figure(figsize=(side + 2.2, side), layout="constrained")
     ax = fig.subplots()

@@ -25,7 +25,7 @@ import jinja2
 
 from verimut.core.benchmark import USER
 from verimut.core.cache import CACHE
-from verimut.core.records import CellResult, Manifest, Outcome, RunRecord, natural
+from verimut.core.records import Cell, CellResult, Manifest, Outcome, RunRecord, natural
 from verimut.engine import arms
 from verimut.engine.manifest import Each, serially
 from verimut.engine.store import RUNS, Store
@@ -137,10 +137,11 @@ def fault_counts(m: Manifest, rows: Mapping[str, CellResult]) -> dict[str, dict[
 
 def per_task(rows: Mapping[str, CellResult], outcome: str) -> dict[str, dict[str, list[str]]]:
     """task -> family -> the ids of its cells with `outcome` (pure)."""
+    # Filtered first, then sorted (a stable sort: the same order): only the matching rows' ids are held.
+    found = [(r.cell_id, r.task, r.family) for r in rows.values() if r.outcome == outcome]
     out: dict[str, dict[str, list[str]]] = {}
-    for r in sorted(rows.values(), key=lambda r: natural(r.cell_id)):
-        if r.outcome == outcome:
-            out.setdefault(r.task, {}).setdefault(r.family, []).append(r.cell_id)
+    for cid, task, family in sorted(found, key=lambda f: natural(f[0])):
+        out.setdefault(task, {}).setdefault(family, []).append(cid)
     return out
 
 
@@ -308,13 +309,21 @@ def _swap_context(m: Manifest, rows: Mapping[str, CellResult], c: swap_mod.Censu
         suites.setdefault(swap_mod.suite_of(task), []).append(task)
     matrices = []
     for suite, tasks in suites.items():
-        cells: dict[tuple[str, str], tuple[str, str]] = {}
-        for cell in m.cells:
-            if swap_mod.suite_of(cell.task) != suite:
-                continue
-            row = rows.get(cell.cell_id)
-            rung = CONTROL if cell.is_control else str(cell.detail["rung"])
-            cells[(cell.task, cell.run_task)] = (rung, row.outcome if row else cell_view.NOT_SCORED)
+        # The matrix's data, not a dict of its cells: a rung index per cell and the marks' places (a million
+        # cells in one suite are 8 MB this way).
+        cells = figures.swap_cells(
+            tasks,
+            (
+                (
+                    cell.task,
+                    cell.run_task,
+                    CONTROL if cell.is_control else str(cell.detail["rung"]),
+                    _outcome(rows, cell),
+                )
+                for cell in m.cells
+                if swap_mod.suite_of(cell.task) == suite
+            ),
+        )
         # A large suite gets the page's whole width, or its labels and marks are too small to read.
         wide = len(tasks) > 25
         title = swap_mod.suite_title(suite)
@@ -335,6 +344,11 @@ def _swap_context(m: Manifest, rows: Mapping[str, CellResult], c: swap_mod.Censu
         "present": present[: figures.TOP],
         "present_count": len(present),
     }
+
+
+def _outcome(rows: Mapping[str, CellResult], cell: Cell) -> str:
+    row = rows.get(cell.cell_id)
+    return row.outcome if row else cell_view.NOT_SCORED
 
 
 def _repair(store: Store) -> dict[str, Any] | None:
@@ -393,7 +407,6 @@ def context(
 ) -> dict[str, Any]:
     """Everything the page shows, as plain data (its figures as `draw` gives them)."""
     rewards = store.rewards()
-    by_id = {c.cell_id: c for c in m.cells}
     swap = not arms.of(m).edits
     repair = None if swap else _repair(store)
     if swap:
@@ -402,6 +415,8 @@ def context(
     else:
         shown = [f.cell_id for f in result.false_accepts]
         rejects = [f.cell_id for f in result.false_rejects]
+    wanted = {*shown, *rejects}  # the cells the page shows one by one: only those are held, not every cell by id
+    by_id = {c.cell_id: c for c in m.cells if c.cell_id in wanted}
     return {
         "title": f"verimut {'intent-swap census' if swap else 'audit'}: {m.benchmark} {m.version}",
         "swap": swap,

@@ -136,6 +136,30 @@ def test_a_write_to_an_app_the_reference_never_touches_diffs_as_the_row_it_chang
     assert row["evidence"]["changed_from_start"]["simple_note.Note"] == "1 changed"
 
 
+def test_each_verifier_call_records_what_the_evaluator_read_of_the_end_databases(audit):
+    """issue 42: the SQL the unmodified evaluator runs on the end databases, and the write counters it compares
+    (appworld_reads.py), recorded in the worker for every scored cell."""
+    r = rows(audit)
+    assert all(r[f"{t}:control"]["evidence"].get("reads") for t in TASKS)
+    send = r["venmosend_1:control"]["evidence"]["reads"]
+    assert "state.venmo.Transaction" in send["whole"]  # changed_records: every record's digest
+    assert not any(p.startswith("state.venmo.PaymentRequest") for paths in send.values() for p in paths)
+    # changed_model_names compares every model's write counter, so a write anywhere is looked at
+    assert "state.phone.GlobalTextMessage" in r["venmosplit_1:control"]["evidence"]["reads"]["keys"]
+
+
+def test_a_false_accepts_reason_is_measured_and_venmosend_never_reads_what_venmosplit_writes(audit):
+    r = rows(audit)
+    found = [x for x in r.values() if x["outcome"] == "false_accept" and x["evidence"]["differs_from_reference"]]
+    assert found and all("measured:" in x["reason"] for x in found)
+    oos = r["venmosend_1:extra-oos:simple_note.update_note@simple_note.Note"]
+    assert oos["reason"].endswith("never read simple_note.Note")
+    summary = (audit / "summary.md").read_text()
+    assert "## Read map" in summary
+    [line] = [x for x in summary.splitlines() if x.startswith("| `venmosend_1` |")]
+    assert "venmo.PaymentRequest" in line.split(" | ")[4]  # its blind spots
+
+
 def test_the_question_tasks_submit_their_answer_and_appworld_compares_it_exactly(audit):
     """AppWorld's `test.answer` compares answer_to_text of both sides with "==": no answer fault passes it."""
     tasks = json.loads((audit / "manifest.json").read_text())["tasks"]

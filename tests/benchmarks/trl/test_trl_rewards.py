@@ -1,7 +1,7 @@
 """TRL's own reward functions, audited as a trainer hands them over (`reward:trl.rewards:accuracy_reward`).
 
-Optional: the extra `trl` (TRL and math-verify) is installed by no script, since TRL pulls in torch; these tests
-skip without it (`pip install -e ".[trl]"` to run them)."""
+Optional: the extra `trl` (TRL and math-verify) pulls in torch, so scripts/test.sh does not install it; these tests
+skip without it (`bash scripts/install-trl.sh`, then `.venv-trl/bin/python -m pytest tests/benchmarks/trl`)."""
 
 from __future__ import annotations
 

@@ -113,11 +113,11 @@ def test_a_query_parameter_the_evaluator_ignores_is_a_correct_run_it_passes(audi
     assert alt["outcome"] == "alt_pass"  # ?page=2 on the todos page: the task ignores `page`
 
 
-def test_a_finding_says_what_the_task_asks_and_what_its_evaluators_read(audit):
-    r = rows(audit)
-    why = r["gitlab/390:extra"]["reason"]
-    assert 'the task asks: \'Post "lgtm" for the merge request' in why
-    assert "the last POST request to __GITLAB__/a11yproject/a11yproject.com/notes" in why
+def test_a_finding_says_what_its_evaluators_read_measured_not_the_source_texts_guess(audit):
+    # issue 42: the reason comes from what the evaluators read while they ran, not from their configuration's text
+    why = rows(audit)["gitlab/390:extra"]["reason"]
+    assert why.startswith("gitlab/390's verifier, measured: read creates (fields body, id, method, url)")
+    assert "a guess from the verifier's source text" not in why
 
 
 def test_the_null_run_passes_no_evaluator(audit):
@@ -140,3 +140,29 @@ def test_an_unknown_subset_is_one_line_and_exit_2(tmp_path):
     assert result.returncode == 2
     assert "unknown WebArena-Verified subset 'easy'" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_each_verifier_call_records_what_the_evaluators_read_of_the_evidence(audit):
+    """issue 42: recording copies of the HAR entries and the response (webarena_reads.py), mapped onto the end state."""
+    r = rows(audit)
+    retrieve = r["shopping_admin/0:control"]["evidence"]["reads"]
+    paths = [p for how in ("value", "keys", "whole") for p in retrieve.get(how, [])]
+    assert paths and all(p.startswith("state.response.final") for p in paths)  # the response alone
+    form = r["shopping_admin/538:control"]["evidence"]["reads"]
+    assert {"state.creates", "state.records"} <= set(form["keys"])  # the URL of every request, to pick the graded one
+    assert any(
+        p.startswith("state.records.") and p.endswith(".fields") for p in form["whole"]
+    )  # the graded form's body
+
+
+def test_a_reason_says_what_the_evaluator_read_and_the_read_map_names_the_response_only_blind_spots(audit):
+    r = rows(audit)
+    # a comment posted twice: the first one's URL and method were read, the second in full, and it passed
+    assert "measured: read creates" in r["gitlab/390:extra"]["reason"]
+    assert "listed its records and passed with 1 added" in r["gitlab/390:extra"]["reason"]
+    # a star toggled twice: the last request was read, never what the toggles leave
+    assert "never the differing field fields" in r["gitlab/523:extra"]["reason"]
+    summary = (audit / "summary.md").read_text()
+    # the response alone is read: the records an edit of the suite writes are a blind spot (no patch: not flipped)
+    [line] = [x for x in summary.splitlines() if x.startswith("| `shopping_admin/0` | ") and "not flipped" in x]
+    assert "`records` (not flipped)" in line.split(" | ")[4]

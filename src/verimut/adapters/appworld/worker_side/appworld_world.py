@@ -11,7 +11,8 @@ earlier episodes are finished with.
 - The end state is every row of the models the task can touch (every table of its allowed apps
   but api_docs, and any model the episode changed), keyed by model and id, read before the
   evaluator runs.
-- The verifier is the task's shipped evaluator, unmodified, with its per-test results; `verify_as`
+- The verifier is the task's shipped evaluator, unmodified, with its per-test results (`verify_reading`: the
+  same call, with what it read of the end state, from its SQL: appworld_reads.py); `verify_as`
   calls another task's evaluator on an episode the way AppWorld's own `evaluate_task` calls it, on a copy of
   the episode's end, so the live world stays as the run left it for the row's next evaluator
   (`grades_in_place`: the swap census replays each run once and grades it with every verifier of its row).
@@ -191,6 +192,16 @@ class AppWorldBench:
 
     def verify(self, episode: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
         return _verdict(self._world(episode).evaluate())
+
+    def verify_reading(self, episode: dict[str, Any], run: dict[str, Any]) -> list[Any]:
+        """`verify`, with what the evaluator read of the end state, recorded from the SQL it ran and the write
+        counters it compared (appworld_reads.py): the same call, unmodified."""
+        import appworld_reads
+
+        world = self._world(episode)
+        with appworld_reads.recording(world.models) as seen:
+            verdict = _verdict(world.evaluate())
+        return [verdict, seen.reads()]
 
     def verify_as(self, task: str, episode: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
         """Grade the episode (another task's run, from that task's start) with `task`'s shipped evaluator.

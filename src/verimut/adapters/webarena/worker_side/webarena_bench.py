@@ -11,7 +11,8 @@ standard library and `webarena_verified` (it pins pydantic 2.12.0), never verimu
 - The end state is what the evidence says the run changed (webarena_effects.py): each write, read as the
   create, update, toggle or removal it asks a site for, and the final response. Reads (GETs) are not effects.
 - The verifier is the package's `WebArenaVerified().evaluate_task`, unmodified, on the episode's requests as a
-  HAR trace and its response; `verify_as` is the same call with another task's id.
+  HAR trace and its response; `verify_as` is the same call with another task's id; `verify_reading` the same
+  call on recording copies of that evidence, with what it read as reads of the end state (webarena_reads.py).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Any, ClassVar
 
 import webarena_effects as effects
 import webarena_evidence as evidence
+import webarena_reads as reads
 
 RESPOND = "respond"
 SUBSETS = ("all", "hard")
@@ -176,9 +178,14 @@ class WebArenaVerifiedBench:
         return effects.state(episode["requests"], episode["response"])
 
     # -- the verifier -------------------------------------------------------------------------------------------
-    def _evaluate(self, task: str, requests: list[dict[str, Any]], response: Any) -> tuple[bool, str, dict[str, bool]]:
+    def _evaluate(
+        self, task: str, requests: list[dict[str, Any]], response: Any, seen: reads.Seen | None = None
+    ) -> tuple[bool, str, dict[str, bool]]:
         # An empty trace is given as it is: the package's own answer to a run that made no request.
         trace = [evidence.har_entry(r) for r in requests]
+        if seen is not None:  # verify_reading: the same evidence, as recording copies (webarena_reads.py)
+            trace = [reads.recording(e, (reads.HAR, i), seen) for i, e in enumerate(trace)]
+            response = reads.recording(copy.deepcopy(response), (reads.RESPONSE,), seen)
         result = self.wa.evaluate_task(task_id=self._id(task), agent_response=response, network_trace=trace)
         checks: dict[str, bool] = {}
         notes: list[str] = []
@@ -197,8 +204,17 @@ class WebArenaVerifiedBench:
     def verify(self, episode: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
         return self.verify_as(episode["task"], episode, run)
 
+    def verify_reading(self, episode: dict[str, Any], run: dict[str, Any]) -> list[Any]:
+        """`verify`, with what the evaluators read of the evidence, as reads of the end state (webarena_reads.py)."""
+        seen: reads.Seen = []
+        verdict = self._verdict(episode["task"], episode, seen)
+        return [verdict, reads.to_state(seen, episode["requests"])]
+
     def verify_as(self, task: str, episode: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
-        passed, detail, checks = self._evaluate(task, episode["requests"], episode["response"])
+        return self._verdict(task, episode)
+
+    def _verdict(self, task: str, episode: dict[str, Any], seen: reads.Seen | None = None) -> dict[str, Any]:
+        passed, detail, checks = self._evaluate(task, episode["requests"], episode["response"], seen)
         if not passed and task == episode["task"]:
             self._reference(task)  # this process may not have built it: the diagnosis comes with it
             if task in self.unsatisfied:
