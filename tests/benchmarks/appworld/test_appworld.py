@@ -156,8 +156,9 @@ def test_a_false_accepts_reason_is_measured_and_venmosend_never_reads_what_venmo
     assert oos["reason"].endswith("never read simple_note.Note")
     summary = (audit / "summary.md").read_text()
     assert "## Read map" in summary
-    [line] = [x for x in summary.splitlines() if x.startswith("| `venmosend_1` |")]
-    assert "venmo.PaymentRequest" in line.split(" | ")[4]  # its blind spots
+    # its blind spots (one live world per process: no fork, so the audit cannot flip them)
+    [line] = [x for x in summary.splitlines() if x.startswith("| `venmosend_1` |") and "not flipped" in x]
+    assert "`venmo.PaymentRequest` (not flipped)" in line.split(" | ")[4]
 
 
 def test_the_question_tasks_submit_their_answer_and_appworld_compares_it_exactly(audit):
