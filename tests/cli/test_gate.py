@@ -161,7 +161,7 @@ def test_junit_fails_a_vacuous_verifier_as_a_kind_of_its_own(audit_dir):
 
 def test_junit_errors_control_failures_and_unscored_cells(audit_dir):
     m = Store(audit_dir).read_manifest()
-    rows = Store(audit_dir).rows()
+    rows = dict(Store(audit_dir).rows())  # a read-only index: a copy to change
     # Ledger rows as an interrupted, crashing run would have left them (a verifier that raised,
     # with a control character in its traceback; a failing control; cells not scored yet).
     cells = [c for c in m.cells if not c.is_control]

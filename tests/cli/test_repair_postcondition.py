@@ -148,7 +148,7 @@ def test_bad_swap_input_is_one_line(tmp_path, banking_audit, banking_swap, paid)
 
 def _rewritten(directory: Path, sm, **changes) -> Store:
     """The census at `directory` with its manifest changed (and its content hash made to match)."""
-    from verimut.core.records import content_hash
+    from verimut.core.cells import manifest_hash as content_hash
     from verimut.grammar.pairs import stored
 
     m = msgspec.structs.replace(sm, **changes)
