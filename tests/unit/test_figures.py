@@ -111,3 +111,17 @@ def test_a_small_audit_draws_every_task_in_its_order_with_no_top_k_title(drawn):
     fig = drawn[-1]
     assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == list(per_task)
     assert " of " not in _said(fig)
+
+
+def test_a_long_task_id_is_cut_in_the_middle_and_kept_apart_from_the_others():
+    from verimut.outputs.figures import LABEL, short_names
+
+    kinds = (("mms_issue", "None"), ("service_issue", "Easy"), ("mobile_data_issue", "Hard"))
+    long = [f"telecom/[{k}]{'airplane_mode_on|' * 8}[PERSONA:{p}]" for k, p in kinds]
+    names = short_names(long)
+    assert all(len(n) <= LABEL for n in names) and len(set(names)) == 3
+    assert names[1].startswith("service_issue]") and names[1].endswith("[PERSONA:Easy]")
+    assert short_names(["banking/user_task_3", "banking/user_task_10"]) == ["3", "10"]
+    # cut names that would collide are left whole
+    same_ends = [f"{'a' * 60}{i}{'b' * 30}" for i in range(2)]
+    assert len(set(short_names(same_ends))) == 2

@@ -279,13 +279,20 @@ def swap_matrix(suite: str, tasks: Sequence[str], cells: Mapping[tuple[str, str]
     return data_uri(fig)
 
 
+LABEL = 40  # the most characters of a task id a figure's axis shows (tau2 telecom's ids run to 200)
+
+
 def short_names(tasks: Sequence[str]) -> list[str]:
-    """Task ids without the prefix they all share (`banking/user_task_3` -> `3`)."""
+    """Task ids without the prefix they all share (`banking/user_task_3` -> `3`), each cut in the middle to LABEL
+    characters where that keeps them apart (a label longer than the figure squeezes its plot to nothing)."""
     if len(tasks) < 2:
-        return [t.rsplit("/", 1)[-1] for t in tasks]
-    prefix = len(_common_prefix(tasks))
-    names = [t[prefix:] for t in tasks]
-    return names if all(names) else list(tasks)
+        names = [t.rsplit("/", 1)[-1] for t in tasks]
+    else:
+        prefix = len(_common_prefix(tasks))
+        names = [t[prefix:] for t in tasks]
+        names = names if all(names) else list(tasks)
+    cut = [n if len(n) <= LABEL else f"{n[: LABEL - 17]}…{n[-16:]}" for n in names]
+    return cut if len(set(cut)) == len(set(names)) else names
 
 
 def _common_prefix(names: Sequence[str]) -> str:
