@@ -63,6 +63,24 @@ def pick(rows: Iterable[Mapping[str, Any]], sample: int, seed: int) -> list[dict
     return sorted(drawn, key=lambda r: r["cell_id"]) + sorted(by_outcome["false_reject"], key=lambda r: r["cell_id"])
 
 
+def changed_sample(
+    audit: Path, changed: Path, sample: int, seed: int
+) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]], list[str], dict[str, dict[str, Any]]]:
+    """For the read-set checks: the audit's ledger rows and manifest cells by id, a seeded sample of `sample` of
+    the cells `bench_read_sets.py reasons` wrote to `changed` (drawn in cell-id order, returned sorted), and each
+    changed cell's entry by id."""
+    manifest = json.loads((audit / "manifest.json").read_text())
+    rows = {
+        r["cell_id"]: r
+        for r in (json.loads(line) for line in (audit / "cells.jsonl").read_text().splitlines() if line.strip())
+    }
+    cells = {c["cell_id"]: c for c in manifest["cells"]}
+    entries = json.loads(changed.read_text())["changed"]
+    ids = sorted(c["cell_id"] for c in entries)
+    drawn = sorted(random.Random(seed).sample(ids, min(sample, len(ids))))
+    return rows, cells, drawn, {c["cell_id"]: c for c in entries}
+
+
 def outcome_counts(rows: Iterable[Mapping[str, Any]]) -> dict[str, int]:
     return dict(Counter(str(r.get("outcome")) for r in rows))
 

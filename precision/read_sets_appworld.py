@@ -27,11 +27,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import sqlite3
 import sys
 from pathlib import Path
 from typing import Any
+
+from precision_common import changed_sample
 
 HERE = os.path.dirname(os.path.realpath(__file__))
 sys.path[:] = [p for p in sys.path if os.path.realpath(p or ".") != HERE] + [HERE]
@@ -144,16 +145,7 @@ def main() -> int:
     args = p.parse_args()
     if args.blind_spots:
         return check_blind_spots(args.audit, args.out)
-    manifest = json.loads((args.audit / "manifest.json").read_text())
-    rows = {
-        r["cell_id"]: r
-        for r in (json.loads(line) for line in (args.audit / "cells.jsonl").read_text().splitlines() if line.strip())
-    }
-    cells = {c["cell_id"]: c for c in manifest["cells"]}
-    changed = json.loads(args.changed.read_text())["changed"]
-    ids = sorted(c["cell_id"] for c in changed)
-    drawn = sorted(random.Random(args.seed).sample(ids, min(args.sample, len(ids))))
-    by_id = {c["cell_id"]: c for c in changed}
+    rows, cells, drawn, by_id = changed_sample(args.audit, args.changed, args.sample, args.seed)
     out = []
     for n, cid in enumerate(drawn):
         row, cell = rows[cid], cells[cid]
@@ -181,7 +173,7 @@ def main() -> int:
                 "authorizer_read": sorted(got["seen"]),
             }
         )
-    result = {"audit": str(args.audit), "seed": args.seed, "changed": len(ids), "sampled": out}
+    result = {"audit": str(args.audit), "seed": args.seed, "changed": len(by_id), "sampled": out}
     target = args.out or args.audit / "read-sets-precision.json"
     target.write_text(json.dumps(result, indent=1) + "\n")
     agree = sum(o["agree"] for o in out)

@@ -24,10 +24,11 @@ import argparse
 import json
 import logging
 import os
-import random
 import sys
 from pathlib import Path
 from typing import Any
+
+from precision_common import changed_sample
 
 HERE = os.path.dirname(os.path.realpath(__file__))
 SIDE = os.path.join(os.path.dirname(HERE), "src", "verimut", "adapters", "webarena", "worker_side")
@@ -147,16 +148,7 @@ def main() -> int:
     wa = WebArenaVerified(
         config=WebArenaVerifiedConfig(environments={k: {"urls": [v]} for k, v in evidence.SITES.items()})
     )
-    manifest = json.loads((args.audit / "manifest.json").read_text())
-    rows = {
-        r["cell_id"]: r
-        for r in (json.loads(line) for line in (args.audit / "cells.jsonl").read_text().splitlines() if line.strip())
-    }
-    cells = {c["cell_id"]: c for c in manifest["cells"]}
-    changed = json.loads(args.changed.read_text())["changed"]
-    ids = sorted(c["cell_id"] for c in changed)
-    drawn = sorted(random.Random(args.seed).sample(ids, min(args.sample, len(ids))))
-    by_id = {c["cell_id"]: c for c in changed}
+    rows, cells, drawn, by_id = changed_sample(args.audit, args.changed, args.sample, args.seed)
     out = []
     for cid in drawn:
         row, cell = rows[cid], cells[cid]
@@ -184,7 +176,7 @@ def main() -> int:
                 "settrace_functions": got["where"],
             }
         )
-    result = {"audit": str(args.audit), "seed": args.seed, "changed": len(ids), "sampled": out}
+    result = {"audit": str(args.audit), "seed": args.seed, "changed": len(by_id), "sampled": out}
     target = args.out or args.audit / "read-sets-precision.json"
     target.write_text(json.dumps(result, indent=1) + "\n")
     agree = sum(o["agree"] for o in out)
