@@ -132,12 +132,13 @@ def _one_arm(
     progress: Progress | None,
     source: Source | None,
     compared: str | Path | None = None,
+    aim: str | None = None,
 ) -> Summary | Census:
     other = None if compared is None else earlier(compared, bench.name, arm)
     store = Store(Path(out))
     store.check_usable()
     with store.lock():
-        m, rows = pipeline.run(bench, store, arm, tasks, families, runner, progress, source)
+        m, rows = pipeline.run(bench, store, arm, tasks, families, runner, progress, source, aim)
         return summarize(m, rows, store, each=OnCores(runner), compared=other)
 
 
@@ -158,13 +159,16 @@ def audit(
     progress: Progress | None = None,
     source: Source | None = None,
     against: str | Path | None = None,
+    aim: str | None = None,
 ) -> Summary:
     """Audit `benchmark`'s verifiers with the fault grammar into `out` (`verimut audit`).
 
     `suites`, `tasks`, `kinds` and `families` narrow what is audited (default: every task, every family of the
     benchmark's grammar). `source` says how a worker that does not fork loads an adapter given as an object
     (Ray); a benchmark given by name needs none. `against`: an earlier audit of the same benchmark (its directory),
-    which report.html is compared with (`verimut diff`).
+    which report.html is compared with (`verimut diff`). `aim` ("blind-spot" or "verifier", `--aim`): the
+    out-of-scope search plants one write per confirmed blind spot (or per verifier) and reports the others as
+    proven unchecked by the read map (docs/read-sets.md); nothing changes where the adapter cannot confirm one.
     """
     _typed(
         {"out": out, "against": against},
@@ -175,7 +179,7 @@ def audit(
     chosen = pipeline.select_kinds(bench, pipeline.select_tasks(bench.tasks(), suites, tasks), kinds)
     fams = pipeline.select_families(families, bench.grammar)
     with _executor(executor, workers, timeout, address) as runner:
-        result = _one_arm(bench, out, FAULT, chosen, fams, runner, progress, source or named, against)
+        result = _one_arm(bench, out, FAULT, chosen, fams, runner, progress, source or named, against, aim)
     assert isinstance(result, Summary)
     return result
 

@@ -16,17 +16,28 @@ from verimut.cli.options import Kind, RunOptions, run_command
 from verimut.cli.progress import bar
 from verimut.cli.terminal import err
 from verimut.core.benchmark import Adapter
+from verimut.core.errors import AuditError
+from verimut.engine import blind_spots, pipeline
 from verimut.engine import executor as executor_mod
-from verimut.engine import pipeline
 from verimut.engine.arms import FAULT, SWAP_ARM, Arm
 from verimut.engine.executor import Executor
 from verimut.engine.scoring import Source
 from verimut.findings.summary import Summary
 from verimut.findings.swap import Census, suite_of
+from verimut.grammar import oos
 from verimut.grammar.faults import CONTROL, FAMILIES
 from verimut.outputs import sarif
 
 Family = Annotated[list[str] | None, typer.Option("--family", "-f", help="Only these fault families (repeatable).")]
+Aim = Annotated[
+    str | None,
+    typer.Option(
+        "--aim",
+        help="Aim the out-of-scope search by what each verifier reads: plant one write per confirmed blind spot "
+        "(blind-spot) or per verifier (verifier), and report the other writes there as proven unchecked "
+        "(default: plant every write). Needs an adapter that records reads and can fork and patch.",
+    ),
+]
 
 
 def _run(run: RunOptions, which: Arm, arm: Callable[[Adapter, Path, Executor, Source], Summary | Census]) -> None:
@@ -48,15 +59,20 @@ def _run(run: RunOptions, which: Arm, arm: Callable[[Adapter, Path, Executor, So
 
 
 @run_command
-def audit(run: RunOptions, kind: Kind = None, family: Family = None) -> None:
+def audit(run: RunOptions, kind: Kind = None, family: Family = None, aim: Aim = None) -> None:
     """Audit a benchmark's verifiers with the fault grammar; resume if --out holds a run."""
     run.adapter_options()  # a bad --option or --stand-in first, as before anything else
+    if aim is not None and aim not in oos.AIMS:
+        raise AuditError(f"--aim {aim!r}: give one of {', '.join(oos.AIMS)}")
     # Check the gate before any work: a misspelt name should not cost a whole audit. The benchmark (and so
     # its grammar's default families) is not loaded yet: without --family, any registered family is a scope.
     scopes = (CONTROL, *(pipeline.select_families(family) if family else FAMILIES))
     gate_mod.read(run.fail_on, gate_mod.Vocabulary(FAULT, scopes))
 
     def arm(bench: Adapter, directory: Path, runner: Executor, source: Source) -> Summary:
+        unable = blind_spots.can_confirm(bench) if aim is not None else None
+        if unable is not None:
+            err.print(f"--aim does nothing here: {unable}; every out-of-scope write is planted")
         with bar(err, run.quiet) as progress:
             return api.audit(
                 bench,
@@ -69,6 +85,7 @@ def audit(run: RunOptions, kind: Kind = None, family: Family = None) -> None:
                 progress=progress,
                 source=source,
                 against=run.against,
+                aim=aim,
             )
 
     _run(run, FAULT, arm)

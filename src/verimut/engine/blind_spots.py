@@ -8,7 +8,8 @@ record of fields moved: `declared.flips`), and the verifier is called again. All
 first (one fork, one call); only when that changes the verdict is each flipped alone, to say which. A collection
 whose flip changes the verdict was read after all (the recording missed it) and is no blind spot.
 
-`flip_unread` drives the benchmark (fork, patch, verify); the rest is pure.
+`flip_unread` drives the benchmark (fork, patch, verify); the rest is pure. `confirmed` does the same on a fresh
+replay of the reference run while the manifest is built, for the aimed out-of-scope search (`--aim`, oos.aimed).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 
 from verimut.core.benchmark import Adapter
 from verimut.core.reads import STATE, Reads, collections_read
+from verimut.core.replay import replay
 from verimut.core.run import Run
 from verimut.engine.declared import Flip, flips
 from verimut.oracle import state as oracle
@@ -55,3 +57,32 @@ def _verdict(bench: Adapter, episode: Any, run: Run, changes: Sequence[Flip]) ->
     for f in changes:
         bench.patch(copy, f.path, f.value)
     return bool(bench.verify(copy, run).passed)
+
+
+def can_confirm(bench: Adapter) -> str | None:
+    """Why blind spots cannot be confirmed for `bench` (so `--aim` changes nothing), or None when they can."""
+    if bench.verify_reading is None:
+        return f"{bench.name} does not record what its verifiers read (no verify_reading)"
+    if bench.fork is None or bench.patch is None:
+        return f"{bench.name} cannot fork and patch an episode, so no blind spot is confirmed by flipping"
+    return None
+
+
+def confirmed(bench: Adapter, task: str, run: Run) -> set[str]:
+    """The confirmed blind spots of `task`'s verifier on its reference end: what its control will find (the
+    scorer's `unread_flipped`), found before any cell is scored. Empty when the reference run raises, its verifier
+    raises or fails it (a blind spot of a failing verdict says nothing of false accepts), or nothing is flipped."""
+    if can_confirm(bench) is not None:
+        return set()
+    assert bench.verify_reading is not None
+    done = replay(bench, task, run)
+    if done.failed_at is not None:
+        return set()
+    try:
+        verdict, reads = bench.verify_reading(done.episode, run)
+    except Exception:  # noqa: BLE001  (the benchmark's verifier raised: its control says so; nothing to aim at)
+        return set()
+    if not verdict.passed:
+        return set()
+    flipped = flip_unread(bench, done.episode, run, done.end, reads, True) or {}
+    return {c for c, held in flipped.items() if held}

@@ -28,7 +28,7 @@ from verimut.core.errors import AuditError
 from verimut.core.records import OPTIONS, Cell, CensusEntry, Manifest, TaskFacts, cell_id
 from verimut.core.replay import passing_replay, replay
 from verimut.core.run import Action, Run
-from verimut.engine import arms, declared
+from verimut.engine import arms, blind_spots, declared
 from verimut.engine.arms import FAULT, Arm
 from verimut.grammar import oos
 from verimut.grammar.census import idempotence
@@ -173,9 +173,15 @@ def _library(bench: Adapter, tasks: Sequence[str], refs: References, families: S
 
 
 def _out_of_scope(
-    bench: Adapter, task: str, refs: References, lib: dict[str, list[oos.Candidate]], ignore: Sequence[str]
+    bench: Adapter,
+    task: str,
+    refs: References,
+    lib: dict[str, list[oos.Candidate]],
+    ignore: Sequence[str],
+    aim: str | None = None,
 ) -> tuple[tuple[OutOfScope, ...], int]:
-    """The library's writes that change something outside the task's effect, and how many were tried."""
+    """The library's writes that change something outside the task's effect, and how many were tried; with `aim`,
+    narrowed to what the task's confirmed blind spots leave worth planting (oos.aimed)."""
     if refs.errors[task] is not None:
         return (), 0
     run = refs.runs[task]
@@ -191,6 +197,8 @@ def _out_of_scope(
         allowed = set(bench.sanctioned(task))
         tried_here = [c for c in tried_here if c.action.name not in allowed]
     kept, tried = oos.trial(bench, task, run, tried_here, effect, refs.ends[task], ignore, refs.starts[task], undo)
+    if aim is not None and kept:
+        kept = oos.aimed(kept, blind_spots.confirmed(bench, task, run), aim)
     return tuple(kept), tried
 
 
@@ -218,20 +226,24 @@ def _fault_cells(
     ignore: list[str],
     form: forms.FormFacts | None = None,
     lib: Library | None = None,
+    aim: str | None = None,
 ) -> tuple[list[CensusEntry], list[str], list[Cell], int]:
     lib = lib or Library(None, {})
     run = refs.runs[task]
     writes = tuple(bench.is_write(a) for a in run.actions)
     wanted = refs.errors[task] is None and any(spec_of(f).needs_census for f in families)
     census = idempotence(bench, task, run, ignore) if wanted else []
-    out_of_scope, tried = _out_of_scope(bench, task, refs, lib.writes, ignore) if lib.writes is not None else ((), 0)
+    contract = contract_of(bench, kind_of(bench, task))
+    aim = aim if contract != GOAL else None  # a goal's verifier promises no frame: nothing to aim at
+    out_of_scope, tried = (
+        _out_of_scope(bench, task, refs, lib.writes, ignore, aim) if lib.writes is not None else ((), 0)
+    )
     borrowed = tuple(
         Borrowed(c.source_task, c.source_action, c.action) for c in oos.borrowed_reads(task, run, lib.reads)
     )
     by_action = {e.action: e.non_idempotent for e in census}
     raises = {e.action for e in census if e.repeat_error is not None}
     outputs = refs.outputs[task]
-    contract = contract_of(bench, kind_of(bench, task))
     ctx = FaultContext(
         writes=writes,
         outputs=outputs + ("",) * (len(run.actions) - len(outputs)),
@@ -317,7 +329,14 @@ class _Facts(msgspec.Struct):
 
 
 def _facts(
-    bench: Adapter, task: str, refs: References, ignore: list[str], arm: Arm, families: Sequence[str], lib: Library
+    bench: Adapter,
+    task: str,
+    refs: References,
+    ignore: list[str],
+    arm: Arm,
+    families: Sequence[str],
+    lib: Library,
+    aim: str | None = None,
 ) -> _Facts:
     effect = oracle.compare(refs.starts[task], refs.ends[task], ignore, base=refs.starts[task])
     # Of the start as the oracle compares it (telemetry and masks left out): a field that differs on every
@@ -330,7 +349,7 @@ def _facts(
     tried = 0
     form = bench.form(task) if bench.form is not None else None  # a form task's fields and defaults
     if arm.edits:
-        census, unpinned, cells, tried = _fault_cells(bench, task, refs, families, ignore, form, lib)
+        census, unpinned, cells, tried = _fault_cells(bench, task, refs, families, ignore, form, lib, aim)
     free = _free_text(effect, bench.instruction(task), refs.runs[task], refs.outputs[task])
     initial = _initial_checks(bench, task) if arm.edits else {}
     facts = TaskFacts(
@@ -352,12 +371,27 @@ def _facts(
     return _Facts(facts, cells)
 
 
-def _provenance(bench: Adapter) -> dict[str, str]:
-    """The benchmark's provenance, and the options its adapter was made with (none: no entry, as before)."""
+def _provenance(bench: Adapter, aim: str | None = None) -> dict[str, str]:
+    """The benchmark's provenance, the options its adapter was made with (none: no entry, as before), and the aim
+    of the out-of-scope search when one was taken (`--aim`; none: no entry)."""
     found = dict(bench.provenance())
     if bench.options:  # a value JSON has no type for (a Path) as its text, which a factory takes as well
         found[OPTIONS] = msgspec.json.encode(dict(bench.options), order="sorted", enc_hook=str).decode()
+    if aim is not None:
+        found[AIM] = aim
     return found
+
+
+# The provenance entry of an aimed audit (`--aim`): how far its out-of-scope search planted.
+AIM = "verimut.aim"
+
+
+def aim_taken(bench: Adapter, aim: str | None) -> str | None:
+    """The aim the manifest uses: `aim`, or None (a default audit's manifest) where the adapter cannot confirm a
+    blind spot (blind_spots.can_confirm says why: the command line prints it)."""
+    if aim is not None and aim not in oos.AIMS:
+        raise AuditError(f"unknown --aim {aim!r} (known: {', '.join(oos.AIMS)})")
+    return aim if aim is not None and blind_spots.can_confirm(bench) is None else None
 
 
 def build(
@@ -367,10 +401,14 @@ def build(
     tick: Callable[[str], None] = lambda _: None,
     arm: Arm | str = FAULT,
     each: Each = serially,
+    aim: str | None = None,
 ) -> Manifest:
     """Enumerate every cell. `tick` is called once per task per pass, for progress; `each` runs the per-task
-    work (serially by default; the audit gives its executor's map, so it runs on every core)."""
+    work (serially by default; the audit gives its executor's map, so it runs on every core). `aim` (oos.AIMS):
+    the out-of-scope search plants by the read map (oos.aimed); where the adapter cannot confirm blind spots it is
+    no aim, and the manifest is the default one."""
     arm = arms.named(arm) if isinstance(arm, str) else arm
+    aim = aim_taken(bench, aim) if arm.edits else None
     refs = references(bench, tasks, tick, each)
     telemetry, masks = list(bench.telemetry), refs.masks
     assigned = list(bench.assigned_keys)
@@ -383,7 +421,7 @@ def build(
     facts: dict[str, TaskFacts] = {}
     cells: list[Cell] = []
     for task, found in zip(
-        tasks, each(lambda t: _facts(bench, t, refs, ignore(t), arm, families, lib), tasks), strict=True
+        tasks, each(lambda t: _facts(bench, t, refs, ignore(t), arm, families, lib, aim), tasks), strict=True
     ):
         facts[task] = found.facts
         cells += found.cells
@@ -396,7 +434,7 @@ def build(
         verimut=__version__,
         benchmark=bench.name,
         version=bench.version,
-        provenance=_provenance(bench),
+        provenance=_provenance(bench, aim),
         families=arm.families(families),
         telemetry=telemetry,
         masks=masks,

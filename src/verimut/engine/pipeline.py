@@ -122,11 +122,12 @@ def prepare(
     tick: Callable[[str], None],
     arm: Arm = FAULT,
     executor: Executor | None = None,
+    aim: str | None = None,
 ) -> Manifest:
     """Build the manifest (its per-task work on the executor's cores); write it, or check it against the one
-    already in the store (checked by the caller)."""
+    already in the store (checked by the caller). `aim`: the aimed out-of-scope search (`--aim`, oos.aimed)."""
     each: manifest_mod.Each = manifest_mod.serially if executor is None else OnCores(executor, bench.concurrency)
-    fresh = manifest_mod.build(bench, tasks, families, tick, arm, each)
+    fresh = manifest_mod.build(bench, tasks, families, tick, arm, each, aim)
     if store.has_manifest():
         stored = store.read_manifest()
         if stored.content_hash != fresh.content_hash:
@@ -274,6 +275,7 @@ def run(
     executor: Executor,
     progress: Progress | None = None,
     source: Source | None = None,
+    aim: str | None = None,
 ) -> tuple[Manifest, Mapping[str, CellResult]]:
     """One arm into `store` (its lock held by the caller): the manifest, every cell scored, the run recorded."""
     if store.has_manifest():
@@ -284,7 +286,7 @@ def run(
     started, began = datetime.now(UTC), time.monotonic()
     bar = progress.add_task("building manifest", total=2 * len(tasks), unit="task steps") if progress else None
     tick = lambda _: progress.advance(bar) if progress else None
-    m = prepare(bench, store, tasks, families, tick, arm, executor)
+    m = prepare(bench, store, tasks, families, tick, arm, executor, aim)
     before = len(store.rows())
     built, startup, cpu = time.monotonic(), executor.startup_seconds, _cpu()
     rows = score_all(bench, m, store, executor, progress, source)

@@ -10,7 +10,9 @@ The collections a write can reach are, per suite, those some scored run changed 
 **blind spot**: no write there can change its verdict. It is *confirmed* when flipping it on the reference end
 left the verdict as it was (`Evidence.unread_flipped`, engine/blind_spots.py); a flip that changed the verdict
 means the recording missed a read, and the collection is reported as read. With each blind spot, the benchmark's own writes that land there
-(the out-of-scope library's tools, from its cells). Pure: no I/O.
+(the out-of-scope library's tools, from its cells). An aimed audit (`--aim`, grammar/oos.py `aimed`) planted
+one write per confirmed blind spot (or per verifier): the writes it did not plant are in the planted cell's detail
+(`proven_unchecked`), counted here as proven unchecked by the map, so a verifier's findings stay explainable. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import msgspec
 from verimut.core.benchmark import GOAL
 from verimut.core.reads import OWN_STATES, STATE, collections_read
 from verimut.core.records import CellResult, Manifest, natural
+from verimut.grammar.faults import PROVEN_UNCHECKED
 from verimut.grammar.pairs import suite_of
 from verimut.oracle.state import NEW
 
@@ -43,11 +46,13 @@ class BlindSpot(msgspec.Struct, frozen=True):
     writes: list[str] = []  # the benchmark's tools whose out-of-scope cells changed it
 
 
-class VerifierMap(msgspec.Struct, frozen=True):
+class VerifierMap(msgspec.Struct, frozen=True, omit_defaults=True):
     suite: str
     calls: int  # verifier calls recorded
     collections: dict[str, str]  # reachable or read collection -> ALWAYS, SOMETIMES, NEVER
     blind_spots: list[BlindSpot]
+    # An aimed audit's writes into confirmed blind spots proven unchecked by the map, not planted ("tool@collection").
+    unplanted: list[str] = []
 
 
 class ReadMap(msgspec.Struct, frozen=True):
@@ -63,6 +68,10 @@ class ReadMap(msgspec.Struct, frozen=True):
     def confirmed(self) -> int:
         return sum(b.check == CONFIRMED for v in self.verifiers.values() for b in v.blind_spots)
 
+    @property
+    def unplanted(self) -> int:
+        return sum(len(v.unplanted) for v in self.verifiers.values())
+
 
 def _name(collection: str) -> str:
     return collection.removesuffix(NEW)
@@ -74,6 +83,7 @@ def build(m: Manifest, rows: Mapping[str, CellResult]) -> ReadMap | None:
     reachable: dict[str, set[str]] = {}
     written: dict[str, set[str]] = {}  # suite -> the collections some scored run of it changed
     writes: dict[tuple[str, str], set[str]] = {}
+    unplanted: dict[str, list[str]] = {}  # task -> the writes its aimed search proved unchecked rather than planted
     # Where a write can land: the suite's one state, or (provenance OWN_STATES, BFCL) the task's own.
     place = (lambda task: task) if OWN_STATES in m.provenance else suite_of
     for row in rows.values():
@@ -86,6 +96,9 @@ def build(m: Manifest, rows: Mapping[str, CellResult]) -> ReadMap | None:
         tool, where = row.evidence.detail.get("tool"), row.evidence.detail.get("collection")
         if row.family == "extra-oos" and isinstance(tool, str) and isinstance(where, str):
             writes.setdefault((at, _name(where)), set()).add(tool)
+            for u in row.evidence.detail.get(PROVEN_UNCHECKED) or ():
+                writes.setdefault((at, u["collection"]), set()).add(u["tool"])
+                unplanted.setdefault(row.task, []).append(f"{u['tool']}@{u['collection']}")
         facts = m.tasks.get(row.task)
         if row.evidence.reads is not None and (facts is None or facts.contract != GOAL):
             calls.setdefault(row.task, []).append(row)
@@ -115,7 +128,7 @@ def build(m: Manifest, rows: Mapping[str, CellResult]) -> ReadMap | None:
             if check == REFUTED:
                 level[c] = SOMETIMES  # the flip shows it is read: the recording missed it
             spots.append(BlindSpot(c, check, sorted(writes.get((at, c), set()))))
-        verifiers[task] = VerifierMap(suite, len(states), level, spots)
+        verifiers[task] = VerifierMap(suite, len(states), level, spots, sorted(unplanted.get(task, [])))
     return ReadMap(verifiers, {s: sorted(cs, key=natural) for s, cs in sorted(written.items())})
 
 
@@ -145,4 +158,21 @@ def lines(rm: ReadMap) -> list[str]:
             or "-"
         )
         out.append(f"| `{task}` | {v.calls} | {always} | {sometimes} | {spots} |")
+    if rm.unplanted:  # an aimed audit's (`--aim`): a default audit's section stays as it was
+        out += [
+            "",
+            (
+                f"Aimed search: {rm.unplanted} out-of-scope writes landed only in confirmed blind spots and were not "
+                "planted: one write per blind spot (or per verifier) shows the false accept, and the map proves these "
+                "unchecked too. Per verifier:"
+            ),
+            "",
+            "| verifier | writes proven unchecked by the map, not planted |",
+            "|---|---|",
+            *(
+                f"| `{task}` | {', '.join(f'`{w}`' for w in v.unplanted)} |"
+                for task, v in rm.verifiers.items()
+                if v.unplanted
+            ),
+        ]
     return out

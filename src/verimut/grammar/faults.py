@@ -49,6 +49,16 @@ class Refusal(msgspec.Struct, frozen=True):
     reason: str
 
 
+class Unplanted(msgspec.Struct, frozen=True):
+    """An out-of-scope write the aimed search did not plant (`oos.aimed`): it lands only in confirmed blind spots of
+    the task's verifier, which one planted write already shows unchecked, so the read map proves it unchecked too."""
+
+    tool: str
+    collection: str  # where it lands (its first collection, as the variant names it)
+    source_task: str
+    source_action: int
+
+
 class OutOfScope(msgspec.Struct, frozen=True):
     """Another task's write, tried on this task's reference end state: what it changed there."""
 
@@ -57,7 +67,12 @@ class OutOfScope(msgspec.Struct, frozen=True):
     action: Action
     touches: tuple[str, ...]  # the collections it changes, sorted
     changes: str  # per collection, e.g. "bank_account.transactions: 1 added"
+    # Aimed search only: the writes this one stands for, proven unchecked by the read map rather than planted.
+    covers: tuple[Unplanted, ...] = ()
 
+
+# The detail key of an aimed write's cell: the writes it stands for (`Unplanted`), read by findings/read_map.py.
+PROVEN_UNCHECKED = "proven_unchecked"
 
 # The source_action of a write read off the task's own page (`page_writes`), not taken from a run.
 ON_PAGE = -1
@@ -474,14 +489,23 @@ def extra_oos(run: Run, ctx: FaultContext) -> list[Edit] | Refusal:
         edits[variant] = Edit(
             variant,
             run.replace_actions([*run.actions, c.action]),
-            f"appended {c.source_task}'s #{c.source_action} {c.action.describe()}: changes {c.changes}",
+            f"appended {c.source_task}'s #{c.source_action} {c.action.describe()}: changes {c.changes}"
+            + _stands_for(c),
             _oos_detail(c, ctx),
         )
     return list(edits.values())
 
 
+def _stands_for(c: OutOfScope) -> str:
+    """What an aimed write says of the writes it stands for (none: nothing, as without the aim)."""
+    if not c.covers:
+        return ""
+    named = ", ".join(f"{u.tool}@{u.collection}" for u in c.covers)
+    return f" (aimed: it stands for {len(c.covers)} more proven unchecked by the read map, not planted: {named})"
+
+
 def _oos_detail(c: OutOfScope, ctx: FaultContext) -> dict[str, Any]:
-    return {
+    found: dict[str, Any] = {
         "source_task": c.source_task,
         "source_action": c.source_action,
         "tool": c.action.name,
@@ -489,6 +513,9 @@ def _oos_detail(c: OutOfScope, ctx: FaultContext) -> dict[str, Any]:
         "touches": list(c.touches),
         "tried": ctx.out_of_scope_tried,
     }
+    if c.covers:  # only an aimed search's: a default audit's detail stays as it was
+        found[PROVEN_UNCHECKED] = [msgspec.structs.asdict(u) for u in c.covers]
+    return found
 
 
 def _on_page(run: Run, ctx: FaultContext, c: OutOfScope, variant: str, made: dict[str, Edit]) -> dict[str, Edit]:

@@ -7,6 +7,10 @@ from reset), and kept when the end-state diff touches something the reference ru
 The pure parts (`suite_of`, `library`, `outside`) are separate from the functions that drive
 the benchmark (`trial`, `page_trial`).
 
+With `--aim` (`aimed`), the writes kept are narrowed by what the task's verifier read on its reference run: a write
+that lands only in confirmed blind spots is proven unchecked by the read map, so one per blind spot (or per
+verifier) is planted, first, and stands for the rest; every write into a collection the verifier reads is kept.
+
 Where a task is one page (MiniWoB++: another task's writes name elements this page does not have, and the page's
 episode ends at the task's submit, so nothing appended after the run is done), the adapter reads the page's own
 writes the task never mentions (`page_writes`), and `page_trial` tries each before the task's first interaction.
@@ -22,7 +26,7 @@ import msgspec
 from verimut.core.benchmark import Adapter
 from verimut.core.replay import replay
 from verimut.core.run import Action, Run
-from verimut.grammar.faults import ON_PAGE, OutOfScope, before
+from verimut.grammar.faults import ON_PAGE, OutOfScope, Unplanted, before
 from verimut.oracle import state as oracle
 
 
@@ -300,3 +304,39 @@ def page_trial(
             change = oracle.compare(reference_end, done.end, ignore, base=start)
             kept += _kept(c, change, effect) if apart(change, effect) else []
     return kept, executed
+
+
+# How far the aimed search plants (`--aim`): one write per confirmed blind spot, or one per verifier.
+BLIND_SPOT, VERIFIER = "blind-spot", "verifier"
+AIMS = (BLIND_SPOT, VERIFIER)
+
+
+def aimed(kept: Sequence[OutOfScope], blind: Iterable[str], per: str) -> list[OutOfScope]:
+    """The out-of-scope writes an aimed search plants, of those the trial kept (in its order), given the task's
+    confirmed blind spots `blind` (collections its verifier never read on the reference end, flipped with the
+    verdict unchanged: engine/blind_spots.py).
+
+    A write whose every changed collection is a confirmed blind spot cannot change the verdict: one such write is
+    planted per blind spot it lands in first (`per` BLIND_SPOT) or per verifier (VERIFIER), and it carries the
+    others (`covers`), which are reported as proven unchecked, not planted. The planted ones come first. Every
+    write that touches a collection the verifier reads (or one not confirmed: absent from the reference end, or not
+    flipped) is kept: only a replay says whether the verifier notices it.
+    """
+    if per not in AIMS:
+        raise ValueError(f"unknown aim {per!r} (known: {', '.join(AIMS)})")
+    spots = set(blind)
+    planted: dict[str, OutOfScope] = {}
+    covered: dict[str, list[Unplanted]] = {}
+    rest: list[OutOfScope] = []
+    for c in kept:
+        where = [t.removesuffix(oracle.NEW) for t in c.touches]
+        if c.source_action == ON_PAGE or not where or not all(t in spots for t in where):
+            rest.append(c)
+            continue
+        key = where[0] if per == BLIND_SPOT else ""
+        if key in planted:
+            covered[key].append(Unplanted(c.action.name, where[0], c.source_task, c.source_action))
+        else:
+            planted[key], covered[key] = c, []
+    aimed_first = [msgspec.structs.replace(c, covers=tuple(covered[k])) for k, c in planted.items()]
+    return aimed_first + rest
