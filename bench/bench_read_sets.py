@@ -5,6 +5,7 @@ Run from the repository root:
     .venv/bin/python bench/bench_read_sets.py cost [--suite banking ...] [--repeat 3] [--json FILE]
     .venv/bin/python bench/bench_read_sets.py reasons AUDIT_DIR [--bench NAME] [--json FILE]
     .venv/bin/python bench/bench_read_sets.py aimed AUDIT_DIR [--json FILE]
+    .venv/bin/python bench/bench_read_sets.py aim AUDIT_DIR [AUDIT_DIR ...] [--json FILE]
 
 `cost`: the real `verimut.api.audit` of AgentDojo (default: every suite, every family), in one process, twice
 per repeat in alternating order: with the adapter as it is (it records what each verifier reads, and flips each
@@ -15,6 +16,11 @@ time and in CPU time (this process and the forks it waited for), which a shared 
 `aimed`: the out-of-scope cells a search aimed by the read map would plant (one per confirmed blind spot of the
 task's verifier, every cell into a collection it reads), picked from the audit's own scored cells, against every
 out-of-scope cell the audit planted: cells, false accepts, verifiers found.
+
+`aim`: audits of one benchmark made with and without `verimut audit --aim` (the aimed search inside the grammar), side
+by side: cells, out-of-scope cells (and how many were scored), confirmed false accepts among them, the verifiers
+they found, the writes proven unchecked by the read map rather than planted, and the wall time of each audit's run
+(runs.jsonl: the manifest's build and the scoring). Says which verifiers one finds and another does not.
 
 `reasons`: for every confirmed false accept of an audit whose cells recorded reads, the reason the source-text
 search gives (the adapter's `explain`: AgentDojo's looks for the collection's field names in the verifier's source;
@@ -133,7 +139,7 @@ def _source_claim(name: str, bench: Any, task: str, collections: list[str], c: s
 
 def reasons(args: argparse.Namespace) -> dict[str, Any]:
     audit_dir = Path(args.audit)
-    rows = [json.loads(line) for line in (audit_dir / "cells.jsonl").read_text().splitlines() if line.strip()]
+    rows = _rows(audit_dir)
     name = args.bench or json.loads((audit_dir / "manifest.json").read_text())["benchmark"]
     bench = adapters.load(name)
     found = [r for r in rows if r["outcome"] == "false_accept" and r["evidence"].get("differs_from_reference")]
@@ -163,6 +169,51 @@ def reasons(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def _rows(audit_dir: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (audit_dir / "cells.jsonl").read_text().splitlines() if line.strip()]
+
+
+def counts(cells: list[dict[str, Any]]) -> dict[str, Any]:
+    """Cells, how many were scored, confirmed false accepts, and the verifiers (tasks) with one."""
+    found = [r for r in cells if r["outcome"] == "false_accept"]
+    return {
+        "cells": len(cells),
+        "scored": sum(r["outcome"] not in ("refused", "same_run") for r in cells),
+        "false_accepts": len(found),
+        "verifiers_found": len({r["task"] for r in found}),
+    }
+
+
+def aim(args: argparse.Namespace) -> dict[str, Any]:
+    """Each audit's counts (all cells, and its out-of-scope cells), its aim, and its runs' wall time."""
+    out: dict[str, Any] = {}
+    found: dict[str, set[str]] = {}
+    for given in args.audits:
+        audit_dir = Path(given)
+        rows = _rows(audit_dir)
+        manifest = json.loads((audit_dir / "manifest.json").read_text())
+        runs = [json.loads(line) for line in (audit_dir / "runs.jsonl").read_text().splitlines() if line.strip()]
+        oos = [r for r in rows if r["family"] == "extra-oos"]
+        found[given] = {r["task"] for r in oos if r["outcome"] == "false_accept"}
+        out[given] = {
+            "aim": manifest["provenance"].get("verimut.aim", "none"),
+            "verimut_version": manifest["verimut"],
+            "every_cell": counts(rows),
+            "out_of_scope": counts(oos),
+            "proven_unchecked_not_planted": sum(
+                len(r["evidence"].get("detail", {}).get("proven_unchecked", [])) for r in oos
+            ),
+            "wall_seconds": sum(r["wall_seconds"] for r in runs),
+            "manifest_seconds": sum(r["manifest_seconds"] for r in runs),
+            "scoring_cpu_seconds": sum(r["scoring_cpu_seconds"] for r in runs),
+            "runs": len(runs),
+        }
+    every = set().union(*found.values()) if found else set()
+    for given, mine in found.items():
+        out[given]["out_of_scope_verifiers_missed"] = sorted(every - mine)
+    return out
+
+
 def aimed(args: argparse.Namespace) -> dict[str, Any]:
     """The out-of-scope cells an aimed search would plant, chosen from the audit's own scored cells.
 
@@ -174,7 +225,7 @@ def aimed(args: argparse.Namespace) -> dict[str, Any]:
     scored in the audit, so its outcome is a real one. Counts: cells, confirmed false accepts, verifiers with one.
     """
     audit_dir = Path(args.audit)
-    rows = [json.loads(line) for line in (audit_dir / "cells.jsonl").read_text().splitlines() if line.strip()]
+    rows = _rows(audit_dir)
     controls = {r["task"]: r for r in rows if r["family"] == "control"}
     oos = sorted((r for r in rows if r["family"] == "extra-oos"), key=lambda r: r["cell_id"])
 
@@ -191,15 +242,6 @@ def aimed(args: argparse.Namespace) -> dict[str, Any]:
                 spent.add(key)
             kept.append(r)
         return kept
-
-    def counts(cells: list[dict[str, Any]]) -> dict[str, Any]:
-        found = [r for r in cells if r["outcome"] == "false_accept"]
-        return {
-            "cells": len(cells),
-            "scored": sum(r["outcome"] not in ("refused", "same_run") for r in cells),
-            "false_accepts": len(found),
-            "verifiers_found": len({r["task"] for r in found}),
-        }
 
     def lost(kept: list[dict[str, Any]]) -> list[str]:
         found = {r["task"] for r in kept if r["outcome"] == "false_accept"}
@@ -228,8 +270,11 @@ def main() -> int:
     a = sub.add_parser("aimed")
     a.add_argument("audit")
     a.add_argument("--json", type=Path)
+    m = sub.add_parser("aim")
+    m.add_argument("audits", nargs="+")
+    m.add_argument("--json", type=Path)
     args = p.parse_args()
-    result = {"cost": cost, "reasons": reasons, "aimed": aimed}[args.what](args)
+    result = {"cost": cost, "reasons": reasons, "aimed": aimed, "aim": aim}[args.what](args)
     text = json.dumps(result, indent=1)
     if args.json:
         args.json.write_text(text + "\n")
