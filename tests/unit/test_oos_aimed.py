@@ -60,3 +60,12 @@ def test_a_page_write_is_never_aimed():
 def test_an_unknown_aim_is_refused():
     with pytest.raises(ValueError, match="unknown aim"):
         oos.aimed(KEPT, BLIND, "everything")
+
+
+def test_per_blind_spot_a_write_reaching_a_blind_spot_no_planted_write_reaches_is_planted():
+    # `both` reaches `contacts` as well as `todos`: planted, since no write before it reaches `contacts`; `again`
+    # reaches only what `first` and `both` reach, so it is carried by the one that reached its first collection.
+    kept = [_write("first", "todos"), _write("both", "todos", "contacts"), _write("again", "contacts", "todos")]
+    got = oos.aimed(kept, BLIND, oos.BLIND_SPOT)
+    assert [c.action.name for c in got] == ["first", "both"]
+    assert [u.tool for u in got[1].covers] == ["again"] and got[0].covers == ()

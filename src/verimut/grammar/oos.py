@@ -316,27 +316,31 @@ def aimed(kept: Sequence[OutOfScope], blind: Iterable[str], per: str) -> list[Ou
     confirmed blind spots `blind` (collections its verifier never read on the reference end, flipped with the
     verdict unchanged: engine/blind_spots.py).
 
-    A write whose every changed collection is a confirmed blind spot cannot change the verdict: one such write is
-    planted per blind spot it lands in first (`per` BLIND_SPOT) or per verifier (VERIFIER), and it carries the
-    others (`covers`), which are reported as proven unchecked, not planted. The planted ones come first. Every
-    write that touches a collection the verifier reads (or one not confirmed: absent from the reference end, or not
-    flipped) is kept: only a replay says whether the verifier notices it.
+    A write whose every changed collection is a confirmed blind spot cannot change the verdict. Per blind spot
+    (`per` BLIND_SPOT), such a write is planted when it reaches a blind spot no write planted before it reaches (so
+    every blind spot a kept write reaches has a planted false accept, and its repair check); per verifier
+    (VERIFIER), only the first is. Each write not planted is carried by the planted one that reaches its first
+    collection (`covers`, else by the first planted) and reported as proven unchecked. The planted ones come
+    first. Every write that touches a collection the verifier reads, or one not confirmed, is kept: only a replay
+    says whether the verifier notices it.
     """
     if per not in AIMS:
         raise ValueError(f"unknown aim {per!r} (known: {', '.join(AIMS)})")
     spots = set(blind)
-    planted: dict[str, OutOfScope] = {}
-    covered: dict[str, list[Unplanted]] = {}
+    planted: list[OutOfScope] = []
+    covered: list[list[Unplanted]] = []
+    by_spot: dict[str, int] = {}  # blind spot -> the planted write (index) that first reached it
     rest: list[OutOfScope] = []
     for c in kept:
         where = [t.removesuffix(oracle.NEW) for t in c.touches]
         if c.source_action == ON_PAGE or not where or not all(t in spots for t in where):
             rest.append(c)
-            continue
-        key = where[0] if per == BLIND_SPOT else ""
-        if key in planted:
-            covered[key].append(Unplanted(c.action.name, where[0], c.source_task, c.source_action))
+        elif not planted or (per == BLIND_SPOT and not set(where) <= set(by_spot)):
+            for t in where:
+                by_spot.setdefault(t, len(planted))
+            planted.append(c)
+            covered.append([])
         else:
-            planted[key], covered[key] = c, []
-    aimed_first = [msgspec.structs.replace(c, covers=tuple(covered[k])) for k, c in planted.items()]
+            covered[by_spot.get(where[0], 0)].append(Unplanted(c.action.name, where[0], c.source_task, c.source_action))
+    aimed_first = [msgspec.structs.replace(c, covers=tuple(u)) for c, u in zip(planted, covered, strict=True)]
     return aimed_first + rest
