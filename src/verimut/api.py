@@ -36,6 +36,7 @@ from verimut.findings import diff as diff_mod
 from verimut.findings import rewards
 from verimut.findings.summary import Summary
 from verimut.findings.swap import Census
+from verimut.grammar.oos import AIMS
 from verimut.outputs import report_html
 from verimut.repair import Report
 from verimut.repair import run as run_repair
@@ -175,6 +176,8 @@ def audit(
         {"suites": suites, "tasks": tasks, "families": families, "kinds": kinds},
         {"workers": workers, "timeout": timeout},
     )
+    if aim is not None and aim not in AIMS:
+        raise AuditError(f"aim must be None or one of {', '.join(AIMS)}, not {aim!r}")
     bench, named = _bench(benchmark, version, options)
     chosen = pipeline.select_kinds(bench, pipeline.select_tasks(bench.tasks(), suites, tasks), kinds)
     fams = pipeline.select_families(families, bench.grammar)

@@ -90,3 +90,12 @@ def test_an_unknown_aim_is_refused_before_any_work(tmp_path: Path):
     done = verimut("audit", "tests.framebench:benchmark", "-o", str(tmp_path / "x"), "--aim", "everywhere")
     assert done.returncode == 2 and "--aim 'everywhere': give one of blind-spot, verifier" in done.stderr
     assert not (tmp_path / "x").exists()
+
+
+def test_the_api_refuses_an_unknown_aim_before_anything_is_written(tmp_path: Path):
+    from verimut import AuditError
+    from verimut.api import audit
+
+    with pytest.raises(AuditError, match="aim must be None or one of blind-spot, verifier, not 'all'"):
+        audit("tests.framebench:benchmark", tmp_path / "x", aim="all")
+    assert not (tmp_path / "x").exists()
