@@ -162,9 +162,10 @@ def lines(rm: ReadMap) -> list[str]:
         out += [
             "",
             (
-                f"Aimed search: {rm.unplanted} out-of-scope writes landed only in confirmed blind spots and were not "
-                "planted: one write per blind spot (or per verifier) shows the false accept, and the map proves these "
-                "unchecked too. Per verifier:"
+                f"Aimed search (`--aim`): {rm.unplanted} out-of-scope writes were not planted. Each lands only in "
+                "confirmed blind spots of its verifier, where a planted write (one of the confirmed false accepts "
+                "below) already shows it passes: the map proves these unchecked too, and they are not counted as "
+                "false accepts. Per verifier:"
             ),
             "",
             "| verifier | writes proven unchecked by the map, not planted |",
