@@ -64,7 +64,7 @@ class ReadMap(msgspec.Struct, frozen=True):
         return sum(b.check == CONFIRMED for v in self.verifiers.values() for b in v.blind_spots)
 
 
-def _name(collection: str) -> str:
+def name_of(collection: str) -> str:
     return collection.removesuffix(NEW)
 
 
@@ -81,11 +81,11 @@ def build(m: Manifest, rows: Mapping[str, CellResult]) -> ReadMap | None:
             continue  # a swap cell grades another task's run: not this verifier's own map
         at = place(row.task)
         for c in row.evidence.changed_from_start or {}:
-            reachable.setdefault(at, set()).add(_name(c))
-            written.setdefault(suite_of(row.task), set()).add(_name(c))
+            reachable.setdefault(at, set()).add(name_of(c))
+            written.setdefault(suite_of(row.task), set()).add(name_of(c))
         tool, where = row.evidence.detail.get("tool"), row.evidence.detail.get("collection")
         if row.family == "extra-oos" and isinstance(tool, str) and isinstance(where, str):
-            writes.setdefault((at, _name(where)), set()).add(tool)
+            writes.setdefault((at, name_of(where)), set()).add(tool)
         facts = m.tasks.get(row.task)
         if row.evidence.reads is not None and (facts is None or facts.contract != GOAL):
             calls.setdefault(row.task, []).append(row)
