@@ -35,7 +35,7 @@ from verimut.repair.checks import (
     RemovedExactly,
 )
 from verimut.repair.regrade import Regrade
-from verimut.repair.synthesis import TaskRepair
+from verimut.repair.synthesis import TaskRepair, checked_collections
 
 MODULE = "repaired_verifiers.py"
 
@@ -109,11 +109,6 @@ def kind_of(family: str) -> str:
     return SIDE_EFFECTS if spec.side_effect else FAULT_ARM
 
 
-def checked_collections(t: TaskRepair) -> set[str]:
-    """The collections a task's checks name (a check of the answer or the calls names none)."""
-    return {read_map.name_of(c) for k in t.checks if isinstance(c := getattr(k, "collection", None), str)}
-
-
 def report(
     m: Manifest,
     repairs: list[TaskRepair],
@@ -175,8 +170,8 @@ def report(
         swap=None if swap is None else str(swap),
         not_regraded=errored,
         reads_recorded=reads_recorded,
-        collections_checked=sum(len(checked_collections(f)) for f in repairs),
-        blind_spots_guarded=sum(len(set(f.guards or []) & checked_collections(f)) for f in repairs),
+        collections_checked=sum(len(checked_collections(f.checks)) for f in repairs),
+        blind_spots_guarded=sum(len(f.guards or []) for f in repairs),
         left_to_verifier=sum(len(f.left_to_verifier) for f in repairs),
         blind_spots_unguarded=sum(len(f.unguarded) for f in repairs),
     )

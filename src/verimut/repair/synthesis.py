@@ -118,6 +118,11 @@ def guarded(vmap: read_map.VerifierMap, rows: Sequence[CellResult]) -> Guarded:
     return Guarded(blind, read, [b.collection for b in spots if b.collection not in blind])
 
 
+def checked_collections(checks: Sequence[Check]) -> set[str]:
+    """The collections checks name, as the read map names them (a check of the answer or the calls names none)."""
+    return {read_map.name_of(c) for k in checks if isinstance(c := getattr(k, "collection", None), str)}
+
+
 def _named(m: Manifest, collection: str) -> list[str]:
     """The oracle's collections for one the map names: an assigned-key collection's new records are apart."""
     assigned = any(fnmatchcase(collection, glob) for glob in m.assigned_keys)
@@ -326,8 +331,6 @@ def synthesize(
         checks: list[Check] = [c for c in candidates if kept.admits(c)]
         dropped, blocked = kept.dropped, kept.blocked
         fix = TaskRepair(task, checks, [r.cell_id for r in rows], dropped=dropped)
-        if guard is not None:
-            fix.guards, fix.unguarded = guard.blind, guard.unguarded
         posts = postconditions(m.tasks[task])
         # a dropped answer last: the check of a value another answer fault edits rejects it too
         for row in sorted(rows, key=lambda r: r.family == "answer-drop"):
@@ -354,9 +357,10 @@ def synthesize(
                 chosen_trace = next((c for c in traced if kept.admits(c, row.cell_id)), None)
                 if chosen_trace is not None:
                     checks.append(chosen_trace)
-        if guard is not None:
-            checked = {read_map.name_of(c) for k in checks if isinstance(c := getattr(k, "collection", None), str)}
+        if guard is not None:  # a guard whose check a correct run fails is dropped (and said so), not guarded
+            checked = checked_collections(checks)
             changed = {read_map.name_of(d.collection) for d in m.tasks[task].effect}
+            fix.guards, fix.unguarded = [b for b in guard.blind if b in checked], guard.unguarded
             fix.left_to_verifier = sorted((changed & set(guard.read)) - checked)
         for row in rows:
             failed = failures(
