@@ -2,12 +2,14 @@
 
 Run from the repository root:
 
-    .venv/bin/python bench/bench_read_sets.py cost [--suite banking ...] [--repeat 3] [--json FILE]
+    .venv/bin/python bench/bench_read_sets.py cost [--bench bfcl] [--suite banking ...] [--task T ...] [--repeat 3]
+        [--json FILE]
     .venv/bin/python bench/bench_read_sets.py reasons AUDIT_DIR [--bench NAME] [--json FILE]
     .venv/bin/python bench/bench_read_sets.py aimed AUDIT_DIR [--json FILE]
     .venv/bin/python bench/bench_read_sets.py aim AUDIT_DIR [AUDIT_DIR ...] [--json FILE]
 
-`cost`: the real `verimut.api.audit` of AgentDojo (default: every suite, every family), in one process, twice
+`cost`: the real `verimut.api.audit` of AgentDojo (default; `--bench bfcl` for BFCL: every suite, every family,
+unless `--suite`/`--task` narrow it), in one process, twice
 per repeat in alternating order: with the adapter as it is (it records what each verifier reads, and flips each
 control's unread collections), and with its `verify_reading` capability taken away (the audit as it was before
 recording: `verify`, and a reason from the adapter's source-text `explain`). Medians and their ratio, in wall
@@ -43,6 +45,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -56,31 +59,34 @@ def _cpu() -> float:
     return t.user + t.system + t.children_user + t.children_system
 
 
-def _audit(bench: Any, suites: list[str]) -> tuple[float, float]:
+def _audit(bench: Any, suites: list[str], tasks: Sequence[str] = ()) -> tuple[float, float]:
     """One audit's wall and CPU seconds."""
     with tempfile.TemporaryDirectory() as out:
         began, cpu = time.perf_counter(), _cpu()
-        audit_mod.audit(bench, out, suites=suites, executor="inprocess")
+        audit_mod.audit(bench, out, suites=suites, tasks=tasks, executor="inprocess")
         return time.perf_counter() - began, _cpu() - cpu
 
 
 def cost(args: argparse.Namespace) -> dict[str, Any]:
-    recording = adapters.load("agentdojo")
+    recording = adapters.load(args.bench)
     plain = dataclasses.replace(recording, verify_reading=None)
-    _audit(plain, args.suite or ["banking"])  # warm: imports, the suites' default environments
+    # warm: imports, the suites' default environments (BFCL: one task)
+    _audit(plain, args.suite or ([] if args.task else ["banking"]), args.task[:1])
     runs: dict[str, list[float]] = {"recording": [], "without": []}
     cpu: dict[str, list[float]] = {"recording": [], "without": []}
     for i in range(args.repeat):
         order = [("recording", recording), ("without", plain)]
         for name, bench in order if i % 2 == 0 else order[::-1]:
-            wall, used = _audit(bench, args.suite)
+            wall, used = _audit(bench, args.suite, args.task)
             runs[name].append(wall)
             cpu[name].append(used)
             print(f"repeat {i}: {name} {wall:.1f}s wall, {used:.1f}s CPU", file=sys.stderr)
     med = {k: statistics.median(v) for k, v in runs.items()}
     med_cpu = {k: statistics.median(v) for k, v in cpu.items()}
     return {
+        "bench": args.bench,
         "suites": args.suite or "all",
+        "tasks": args.task or "all",
         "runs": runs,
         "cpu": cpu,
         "median_s": med,
@@ -260,7 +266,9 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="what", required=True)
     c = sub.add_parser("cost")
+    c.add_argument("--bench", default="agentdojo", help="agentdojo (default) or bfcl: an adapter that records reads")
     c.add_argument("--suite", action="append", default=[])
+    c.add_argument("--task", action="append", default=[])
     c.add_argument("--repeat", type=int, default=3)
     c.add_argument("--json", type=Path)
     r = sub.add_parser("reasons")

@@ -62,3 +62,13 @@ class ReadBench(FrameBench):
 
 
 benchmark = ReadBench()
+
+
+class Unrecorded(ReadBench):
+    """The same verifiers, with no reads recorded (the capability taken away): an audit as before recording."""
+
+    name = "readbench-unrecorded"
+    verify_reading = None  # type: ignore[assignment]
+
+
+unrecorded = Unrecorded()

@@ -73,7 +73,7 @@ class ReadMap(msgspec.Struct, frozen=True):
         return sum(len(v.unplanted) for v in self.verifiers.values())
 
 
-def _name(collection: str) -> str:
+def name_of(collection: str) -> str:
     return collection.removesuffix(NEW)
 
 
@@ -91,11 +91,11 @@ def build(m: Manifest, rows: Mapping[str, CellResult]) -> ReadMap | None:
             continue  # a swap cell grades another task's run: not this verifier's own map
         at = place(row.task)
         for c in row.evidence.changed_from_start or {}:
-            reachable.setdefault(at, set()).add(_name(c))
-            written.setdefault(suite_of(row.task), set()).add(_name(c))
+            reachable.setdefault(at, set()).add(name_of(c))
+            written.setdefault(suite_of(row.task), set()).add(name_of(c))
         tool, where = row.evidence.detail.get("tool"), row.evidence.detail.get("collection")
         if row.family == "extra-oos" and isinstance(tool, str) and isinstance(where, str):
-            writes.setdefault((at, _name(where)), set()).add(tool)
+            writes.setdefault((at, name_of(where)), set()).add(tool)
             for u in row.evidence.detail.get(PROVEN_UNCHECKED) or ():
                 writes.setdefault((at, u["collection"]), set()).add(u["tool"])
                 unplanted.setdefault(row.task, []).append(f"{u['tool']}@{u['collection']}")

@@ -18,6 +18,7 @@ from verimut.engine.executor import Executor
 from verimut.engine.scoring import Source
 from verimut.engine.store import Store
 from verimut.executors.inprocess import InProcess
+from verimut.findings import read_map
 from verimut.grammar.faults import spec_of
 from verimut.repair.checks import answer_of, write_calls
 from verimut.repair.regrade import regrade, regrade_swap
@@ -85,14 +86,17 @@ def run(
         r.cell_id: write_calls(adapter, run) for r in [*fas, *passing] if (run := cells[r.cell_id].run) is not None
     }
     reference_calls = {t: write_calls(adapter, m.tasks[t].reference) for t in tasks}
-    repairs = synthesize(m, ends, [*fas, *absent], passing, answers, calls, reference_calls)
+    # What each verifier read, measured (None: the adapter recorded no reads): frame checks go on what it does not.
+    measured = read_map.build(m, rows)
+    maps = measured.verifiers if measured is not None else None
+    repairs = synthesize(m, ends, [*fas, *absent], passing, answers, calls, reference_calls, maps)
     path = store.write_repair(MODULE, module_source(m, repairs))
     checks = {f.task: f.checks for f in repairs if f.checks}
     executor = executor or InProcess()
     graded = regrade(adapter, m, rows, checks, executor, source)
     if sm is not None:
         graded += regrade_swap(adapter, sm, {r.cell_id: r for r in absent}, checks, m.ignore, executor, source)
-    r = report(m, repairs, graded, path, None if swap is None else swap.directory)
+    r = report(m, repairs, graded, path, None if swap is None else swap.directory, measured is not None)
     r.swap_outside_audit = len(every_absent) - len(absent)
     store.write_repair_summary(r, markdown(r))
     return r

@@ -19,6 +19,7 @@ import msgspec
 from verimut.core.errors import AuditError
 from verimut.core.records import Manifest, Outcome
 from verimut.engine.store import SUMMARY_JSON, Store
+from verimut.findings import read_map
 from verimut.grammar.faults import spec_of
 from verimut.grammar.pairs import SWAP
 from verimut.repair.checks import (
@@ -34,7 +35,7 @@ from verimut.repair.checks import (
     RemovedExactly,
 )
 from verimut.repair.regrade import Regrade
-from verimut.repair.synthesis import TaskRepair
+from verimut.repair.synthesis import TaskRepair, checked_collections
 
 MODULE = "repaired_verifiers.py"
 
@@ -85,6 +86,14 @@ class Report(msgspec.Struct):
     # cell -> why the regrade could not grade it (the executor cut it: a timeout, a dead worker; the benchmark
     # raised): its `before` stands unconfirmed either way, and it counts as neither a new false reject nor a mismatch
     not_regraded: dict[str, str] = {}
+    # The measured read map (docs/repair.md#repair-from-the-read-map): whether the audit recorded reads; the
+    # (task, collection) pairs the checks name; of them the blind spots guarded; the collections a verifier reads
+    # and its task changes that are left to it; the blind spots left out (not flipped, no false accept there).
+    reads_recorded: bool = False
+    collections_checked: int = 0
+    blind_spots_guarded: int = 0
+    left_to_verifier: int = 0
+    blind_spots_unguarded: int = 0
 
     @property
     def exit_code(self) -> int:
@@ -101,7 +110,12 @@ def kind_of(family: str) -> str:
 
 
 def report(
-    m: Manifest, repairs: list[TaskRepair], graded: list[Regrade], module: Path, swap: Path | None = None
+    m: Manifest,
+    repairs: list[TaskRepair],
+    graded: list[Regrade],
+    module: Path,
+    swap: Path | None = None,
+    reads_recorded: bool = False,
 ) -> Report:
     for f in repairs:
         f.kinds = [type(c).__name__ for c in f.checks]
@@ -155,6 +169,11 @@ def report(
         trace_checks=sum(isinstance(c, TRACE_CHECKS) for f in repairs for c in f.checks),
         swap=None if swap is None else str(swap),
         not_regraded=errored,
+        reads_recorded=reads_recorded,
+        collections_checked=sum(len(checked_collections(f.checks)) for f in repairs),
+        blind_spots_guarded=sum(len(f.guards or []) for f in repairs),
+        left_to_verifier=sum(len(f.left_to_verifier) for f in repairs),
+        blind_spots_unguarded=sum(len(f.unguarded) for f in repairs),
     )
 
 
@@ -232,6 +251,7 @@ def markdown(r: Report) -> str:
         + ".",
         "",
     ]
+    lines += [*_from_map(r), ""]
     if r.new_false_rejects:
         lines += ["## New false rejects: correct runs the repair rejects", ""]
         lines += [
@@ -250,12 +270,53 @@ def markdown(r: Report) -> str:
     lines += ["## Checks per task", ""]
     for t in r.tasks:
         lines.append(f"### `{t.task}`")
+        if t.guards:
+            lines.append(
+                f"- from the measured read map: guards the blind spots {', '.join(f'`{c}`' for c in t.guards)}"
+            )
+        if t.left_to_verifier:
+            lines.append(
+                f"- leaves {', '.join(f'`{c}`' for c in t.left_to_verifier)} to the verifier, which reads it"
+                " (no false accept differs there)"
+            )
         lines += [f"- `{c}`" for c in t.checks] or ["- (no check applies)"]
         lines += [f"- drops `{c}`: {why}" for c, why in t.dropped.items()]
         lines += [f"- rejects `{cid}`: {'; '.join(why)}" for cid, why in t.caught.items()]
         lines += [f"- does not repair `{cid}`: {why}" for cid, why in t.unrepaired.items()]
         lines.append("")
     return "\n".join(lines)
+
+
+def _from_map(r: Report) -> list[str]:
+    """Where the frame checks come from: the measured read map, or (no reads recorded) the reference effect."""
+    if not r.reads_recorded:
+        return [
+            (
+                "No reads were recorded (the adapter has no `verify_reading`): the frame checks come from the "
+                "reference run's effect and the false accepts, not from a read map."
+            )
+        ]
+    without = [t.task for t in r.tasks if t.guards is None and t.checks]
+    return [
+        "## Frame checks from the measured read map",
+        "",
+        f"The frame checks go on what each verifier does not read (its read map, measured while it ran): they guard "
+        f"{r.blind_spots_guarded} blind spots (never read on any run; confirmed by flipping, or where a false accept "
+        f"lands), so a write there the audit never planted is rejected too; {r.left_to_verifier} collections a "
+        "verifier reads and its task changes, where no false accept differs, are left to it (not re-checked)"
+        + (
+            f"; {r.blind_spots_unguarded} blind spots not flipped and with no false accept there are left out"
+            if r.blind_spots_unguarded
+            else ""
+        )
+        + f". {r.collections_checked} (task, collection) pairs checked in all."
+        + (
+            f" {len(without)} tasks' verifiers have no read map (a goal contract, or no call recorded): their "
+            "checks come from the reference effect, as without reads."
+            if without
+            else ""
+        ),
+    ]
 
 
 def _as_stored(cls: type, field: str) -> Any:
@@ -318,6 +379,14 @@ def module_source(m: Manifest, repairs: Sequence[TaskRepair]) -> str:
         "the reference answer's value, whole and alone; and trace checks over the run's write calls, where",
         "the state keeps no record of an effect: CallsExactly, CallsWith);",
         "a task without checks keeps its original verifier. The installed package is not edited.",
+        *(
+            [
+                "Where the audit recorded what each verifier reads, its frame checks guard the collections it never",
+                "reads (its blind spots, from the measured read map) and leave what it reads to it.",
+            ]
+            if any(f.guards is not None for f in repairs)
+            else ["No reads were recorded: the frame checks come from the reference effect and the false accepts."]
+        ),
         "",
         "Use: verify(adapter, task_id, episode, run, start) -> Verdict, where `adapter` is verimut's",
         "adapter for the benchmark and `start` the snapshot (adapter.snapshot) of the clean start",
@@ -350,6 +419,16 @@ def module_source(m: Manifest, repairs: Sequence[TaskRepair]) -> str:
             continue
         caught = [c for c in fix.targets if c in fix.caught]
         lines.append(f"    # rejects {len(caught)} confirmed false accept(s): {_comment(', '.join(caught))}")
+        if fix.guards is not None:
+            lines.append(
+                "    # from the measured read map: guards the blind spots "
+                + _comment(", ".join(fix.guards) or "(none)")
+                + (
+                    f"; leaves {_comment(', '.join(fix.left_to_verifier))} to the verifier"
+                    if fix.left_to_verifier
+                    else ""
+                )
+            )
         lines.append(f"    {fix.task!r}: [")
         effect = {d.collection: len(d.added) for d in m.tasks[fix.task].effect}
         for check in fix.checks:
@@ -370,6 +449,8 @@ def module_source(m: Manifest, repairs: Sequence[TaskRepair]) -> str:
                 why = f"the reference writes {check.value!r} there" + (
                     f" (pinned by {source})" if source else " (a false accept writes another value)"
                 )
+            elif fix.guards is not None and read_map.name_of(check.collection) in fix.guards:
+                why = "a blind spot: the verifier never reads it (measured); the reference run leaves it alone"
             else:
                 why = "the reference run leaves it alone (a false accept changed it)"
             lines.append(f"        {check},  # {_comment(why)}")

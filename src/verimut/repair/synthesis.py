@@ -21,6 +21,14 @@
   keeps no record of), else how many times a write it calls more or less often is called (`CallsExactly`: a page
   posted again, counted by a verifier that grades the request log).
 
+Where the audit recorded what each verifier read (`findings/read_map.py`), the frame checks come from that map
+instead: a check goes on what the verifier does not read, never on what it already checks. `Unchanged` guards each
+of the verifier's confirmed blind spots (never read on any run, flipped with the verdict unchanged) and each blind
+spot a false accept lands in, so a write there the audit never planted is rejected too; the reference's counts are
+proposed only for a blind spot or a collection where a false accept differs (the verifier read it and still passed
+that difference); a collection it reads that no false accept differs in is not re-checked. Without recorded reads
+(an adapter with no `verify_reading`, a goal-contract verifier) the checks are proposed as above.
+
 A check that a correct run of the task fails (its control, a harmless cell, an alternative run the oracle
 confirmed, whatever the original verifier said of it) is dropped, and the report says which check and which run:
 the repair's honest limit.
@@ -29,6 +37,7 @@ the repair's honest limit.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from fnmatch import fnmatchcase
 from typing import Any
 
 import msgspec
@@ -37,6 +46,7 @@ from verimut.core.benchmark import Benchmark, resolve
 from verimut.core.records import CellResult, Manifest
 from verimut.core.replay import Replayer
 from verimut.core.run import Action
+from verimut.findings import read_map
 from verimut.grammar import answers as answer_values
 from verimut.grammar.faults import spec_of
 from verimut.grammar.pairs import SWAP
@@ -83,14 +93,62 @@ class TaskRepair(msgspec.Struct):
     # each check's kind, in order (`AddedExactly`, ...): summary.json writes a check as its fields only, and two
     # kinds have the same fields, so reading it back typed (`report.read`) needs them
     kinds: list[str] = []
+    # From the measured read map (None: no reads were recorded for this verifier, the checks as before): the
+    # blind spots the frame checks guard, the collections it reads that are left to it, the blind spots left out
+    # (not flipped, and no false accept lands there). Collections as the map names them.
+    guards: list[str] | None = None
+    left_to_verifier: list[str] = []
+    unguarded: list[str] = []
 
 
-def _candidates(m: Manifest, task: str, rows: Sequence[CellResult], ends: Mapping[str, tuple[Any, Any]]) -> list[Check]:
-    """Every check proposed for `task`: counts from the reference effect, then `Unchanged` where needed."""
+class Guarded(msgspec.Struct, frozen=True):
+    """What one verifier's measured read map puts the frame checks on (collections as the map names them)."""
+
+    blind: list[str]  # the blind spots guarded: confirmed ones, and those a false accept lands in
+    read: list[str]  # collections it read (always or sometimes): no check unless a false accept differs there
+    unguarded: list[str]  # blind spots left out: not flipped, and no false accept lands there
+
+
+def guarded(vmap: read_map.VerifierMap, rows: Sequence[CellResult]) -> Guarded:
+    """Where `vmap`'s verifier gets frame checks, given its task's false accepts `rows`."""
+    landed = {read_map.name_of(d.collection) for r in rows for d in r.evidence.differs_from_reference or []}
+    spots = [b for b in vmap.blind_spots if b.check != read_map.REFUTED]
+    blind = [b.collection for b in spots if b.check == read_map.CONFIRMED or b.collection in landed]
+    read = [c for c, level in vmap.collections.items() if level != read_map.NEVER]
+    return Guarded(blind, read, [b.collection for b in spots if b.collection not in blind])
+
+
+def checked_collections(checks: Sequence[Check]) -> set[str]:
+    """The collections checks name, as the read map names them (a check of the answer or the calls names none)."""
+    return {read_map.name_of(c) for k in checks if isinstance(c := getattr(k, "collection", None), str)}
+
+
+def _named(m: Manifest, collection: str) -> list[str]:
+    """The oracle's collections for one the map names: an assigned-key collection's new records are apart."""
+    assigned = any(fnmatchcase(collection, glob) for glob in m.assigned_keys)
+    return [collection, collection + oracle.NEW] if assigned else [collection]
+
+
+def _candidates(
+    m: Manifest,
+    task: str,
+    rows: Sequence[CellResult],
+    ends: Mapping[str, tuple[Any, Any]],
+    guard: Guarded | None = None,
+) -> list[Check]:
+    """Every check proposed for `task`: counts from the reference effect, then `Unchanged` where needed. With
+    `guard` (the verifier's measured read map), counts only where it does not read or a false accept differs, and
+    `Unchanged` on each blind spot guarded that the reference leaves alone."""
     effect = m.tasks[task].effect
     touched = {d.collection for d in effect}
-    checks: list[Check] = [AddedExactly(d.collection, len(d.added)) for d in effect if d.added]
-    checks += [ItemsAddedExactly(d.collection, f, n) for d in effect for f, n in grown_lists(d).items()]
+    counted = effect
+    if guard is not None:
+        differs = {d.collection for r in rows for d in r.evidence.differs_from_reference or []}
+        counted = [d for d in effect if read_map.name_of(d.collection) in guard.blind or d.collection in differs]
+    checks: list[Check] = [AddedExactly(d.collection, len(d.added)) for d in counted if d.added]
+    checks += [ItemsAddedExactly(d.collection, f, n) for d in counted for f, n in grown_lists(d).items()]
+    if guard is not None:
+        checks += [Unchanged(c) for b in guard.blind for c in _named(m, b) if c not in touched]
     for row in rows:
         start, end = ends[row.cell_id]
         # An out-of-scope write is a frame violation by construction: name each collection it
@@ -240,6 +298,7 @@ def synthesize(
     answers: Mapping[str, str] | None = None,
     calls: Mapping[str, Sequence[Action]] | None = None,
     reference_calls: Mapping[str, Sequence[Action]] | None = None,
+    maps: Mapping[str, read_map.VerifierMap] | None = None,
 ) -> list[TaskRepair]:
     """Checks per task, from the reference effect and each false accept's (start, end) snapshots.
 
@@ -251,6 +310,8 @@ def synthesize(
     run differs everywhere by construction. `answers`: each cell's final answer (cell id -> text), which the
     answer checks read; an answer family's false accept gets one (`answer_check`). `calls`: each cell's write calls,
     which the trace checks read, and `reference_calls` each task's reference run's; without them, no trace check.
+    `maps`: each verifier's measured read map (task -> map, `findings/read_map.py`), where the audit recorded reads:
+    the frame checks of a task with one go on what its verifier does not read (`guarded`).
     """
     answers = answers or {}
     calls, reference_calls = calls or {}, reference_calls or {}
@@ -264,7 +325,9 @@ def synthesize(
     for task, rows in by_task.items():
         kept = _Kept(keep.get(task, []), ends, m.ignore, answers, calls)
         frame_rows = [r for r in rows if r.family != SWAP]
-        candidates = _candidates(m, task, frame_rows, ends) if frame_rows else []
+        vmap = (maps or {}).get(task)
+        guard = guarded(vmap, frame_rows) if vmap is not None and frame_rows else None
+        candidates = _candidates(m, task, frame_rows, ends, guard) if frame_rows else []
         checks: list[Check] = [c for c in candidates if kept.admits(c)]
         dropped, blocked = kept.dropped, kept.blocked
         fix = TaskRepair(task, checks, [r.cell_id for r in rows], dropped=dropped)
@@ -294,6 +357,11 @@ def synthesize(
                 chosen_trace = next((c for c in traced if kept.admits(c, row.cell_id)), None)
                 if chosen_trace is not None:
                     checks.append(chosen_trace)
+        if guard is not None:  # a guard whose check a correct run fails is dropped (and said so), not guarded
+            checked = checked_collections(checks)
+            changed = {read_map.name_of(d.collection) for d in m.tasks[task].effect}
+            fix.guards, fix.unguarded = [b for b in guard.blind if b in checked], guard.unguarded
+            fix.left_to_verifier = sorted((changed & set(guard.read)) - checked)
         for row in rows:
             failed = failures(
                 checks, *ends[row.cell_id], m.ignore, answers.get(row.cell_id, ""), calls.get(row.cell_id, ())
