@@ -83,3 +83,19 @@ def test_long_finding_lists_are_paged_and_linked(tmp_path, monkeypatch, command,
     assert (paged / "report.html").read_text().replace(str(paged), "DIR") == (one / "report.html").read_text().replace(
         str(one), "DIR"
     )
+
+
+def test_a_link_to_a_finding_on_a_later_page_opens_it_in_chromium(tmp_path, monkeypatch):
+    """Opened from disk (file://, no server): report.html's link leads to the finding page and opens the evidence."""
+    from browser import load
+
+    out = tmp_path / "audit"
+    done = verimut("audit", "bench.scalebench:create", "--option", "tasks=8", *OPTIONS, "-o", str(out), "-q")
+    assert done.returncode == 1, done.stderr
+    rebuild(out, 2, monkeypatch)
+    later = CELL.search((out / "report" / "findings-0002.html").read_text())
+    assert later is not None
+    visit = load(out / "report.html", follow=later.group(1))
+    assert visit.console_errors == [] and visit.page_errors == [] and visit.outside == []
+    assert visit.opened_by_link is True
+    assert (out / "report" / "findings-0002.html").resolve().as_uri() in visit.requests
