@@ -63,7 +63,9 @@ def load(report: Path, screenshot: Path | None = None, follow: str | None = None
                 # which need not see the same /tmp as this one.
                 screenshot.write_bytes(page.locator(part).screenshot())
             if follow is not None:
-                page.locator(f'a[href="#cell-{follow}"]').first.click()
+                # On this page ("#cell-ID") or on a finding page report.html links ("report/findings-0002.html#cell-ID").
+                page.locator(f'a[href$="#cell-{follow}"]').first.click()
+                page.wait_for_load_state("load")
                 visit.opened_by_link = page.evaluate(f"document.getElementById({('cell-' + follow)!r}).open")
         finally:
             browser.close()

@@ -64,3 +64,40 @@ def test_a_packed_manifest_is_written_and_hashed_as_the_whole_one(tmp_path):
         assert manifest_hash(packed) == content_hash(whole) == m.content_hash
     finally:
         cells_mod.BLOCK = before
+
+
+@pytest.mark.parametrize(("command", "tasks"), [("audit", 8), ("swap", 10)])
+def test_streamed_diff_and_baseline_equal_the_whole_ones(tmp_path, command, tasks):
+    """`verimut diff` and `verimut baseline --keep` read each audit in passes (the ids and the findings' cells held,
+    not every cell by id): their files are the ones made from a list of every cell and a dict of every row. The two
+    audits differ (another seed, two more tasks), so findings open, close, go and cells match by run."""
+    from verimut.cli.baseline import load
+    from verimut.engine.store import encode_json
+    from verimut.findings import baseline as baseline_mod
+    from verimut.findings import diff as diff_mod
+
+    dirs = {}
+    for name, seed, n in (("a", 0, tasks), ("b", 1, tasks + 2)):
+        dirs[name] = tmp_path / name
+        opts = ["--option", "records=30", "--option", "verify_ms=0", "--option", f"seed={seed}"]
+        done = verimut(command, "bench.scalebench:create", "--option", f"tasks={n}", *opts, "-o", str(dirs[name]), "-q")
+        assert done.returncode == 1, done.stderr
+    diffed = verimut("diff", str(dirs["a"]), str(dirs["b"]), "-o", str(tmp_path / "diff"))
+    assert diffed.returncode in (0, 1), diffed.stderr
+    kept = tmp_path / "a.json"
+    kept.write_text(verimut("baseline", str(dirs["a"])).stdout)
+    shrunk = verimut("baseline", str(dirs["b"]), "--keep", str(kept))
+    assert shrunk.returncode == 0, shrunk.stderr
+
+    def whole(name: str) -> diff_mod.Audited:
+        m, rows = Store(dirs[name]).finished()
+        return diff_mod.Audited(msgspec.structs.replace(m, cells=list(m.cells)), dict(rows.items()), str(dirs[name]))
+
+    a, b = whole("a"), whole("b")
+    d = diff_mod.compare(a, b)
+    assert d.found["before"] and sum(sum(s.values()) for s in d.counts.values())
+    assert (tmp_path / "diff" / "diff.json").read_bytes() == encode_json(d)
+    assert (tmp_path / "diff" / "diff.md").read_text() == diff_mod.markdown(d)
+    given = load(kept).baseline
+    b_whole = baseline_mod.shrink(given, b.manifest, baseline_mod.match(given, b.manifest, b.rows))
+    assert shrunk.stdout.encode() == encode_json(b_whole) + b"\n"

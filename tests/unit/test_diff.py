@@ -17,6 +17,7 @@ from verimut.core.run import Action, Run
 from verimut.engine.arms import FAULT
 from verimut.findings import baseline as baseline_mod
 from verimut.findings import diff as diff_mod
+from verimut.findings import matching
 from verimut.findings.matching import KINDS, finding
 
 O = Outcome
@@ -221,3 +222,61 @@ def test_a_malformed_baseline_is_one_line_naming_the_problem():
     b = baseline_mod.build(manifest(["s/t0"]), {})
     with pytest.raises(AuditError, match="is a baseline of 'hand', not of 'other'"):
         baseline_mod.check(b, "other", "fault", "f.json")
+
+
+def every_pair(before: Manifest, after: Manifest) -> list[tuple[str | None, str | None, str | None]]:
+    """The plain definition `matching.finding_pairs` streams (the code before it, which held every cell by id): every
+    cell of either manifest once, matched by id, then the rest by (task, run hash), the others alone."""
+    ids_after = {c.cell_id for c in after.cells}
+    ids_before = {c.cell_id for c in before.cells}
+    runs_after: dict[tuple[str, str], str] = {}
+    for c in after.cells:
+        if c.cell_id not in ids_before and run_hash(c):
+            runs_after.setdefault((c.task, run_hash(c)), c.cell_id)
+    out: list[tuple[str | None, str | None, str | None]] = [
+        (c.cell_id, c.cell_id, "cell_id") for c in before.cells if c.cell_id in ids_after
+    ]
+    taken: set[str] = set()
+    for c in before.cells:
+        if c.cell_id in ids_after:
+            continue
+        other = runs_after.get((c.task, run_hash(c))) if run_hash(c) else None
+        if other is not None and other not in taken:
+            taken.add(other)
+            out.append((c.cell_id, other, "run"))
+        else:
+            out.append((c.cell_id, None, None))
+    out += [(None, c.cell_id, None) for c in after.cells if c.cell_id not in ids_before and c.cell_id not in taken]
+    return out
+
+
+@given(pairs(), st.data())
+def test_the_streamed_pairs_are_every_pair_that_holds_a_finding(ab, data):
+    """finding_pairs (two passes, holding ids and findings) pairs the cells as the whole manifests paired them,
+    with ids moved (matched by run), tasks added and removed, and runs repeated (the first cell of a run taken)."""
+    a, b = ab
+    moved = data.draw(st.sets(st.sampled_from([c.cell_id for c in b.manifest.cells])))
+    mb = msgspec.structs.replace(
+        b.manifest,
+        cells=[
+            msgspec.structs.replace(c, cell_id=c.cell_id + ":moved") if c.cell_id in moved else c
+            for c in b.manifest.cells
+        ],
+    )
+    rows_b = {k + ":moved" if k in moved else k: r for k, r in b.rows.items()}
+    fa = matching.found(a.manifest, a.rows)
+    fb = matching.found(mb, rows_b, keep=fa.findings)
+    streamed = [
+        (p.before.cell_id if p.before else None, p.after.cell_id if p.after else None, p.matched_by)
+        for p in matching.finding_pairs(a.manifest, fa, mb, fb)
+    ]
+    cells_a = {c.cell_id: c for c in a.manifest.cells}
+    cells_b = {c.cell_id: c for c in mb.cells}
+    expected = [
+        (x, y, how)
+        for x, y, how in every_pair(a.manifest, mb)
+        if (x is not None and finding(cells_a[x], a.rows.get(x)))
+        or (y is not None and finding(cells_b[y], rows_b.get(y)))
+    ]
+    assert sorted(streamed, key=repr) == sorted(expected, key=repr)
+    assert len(streamed) == len(set(streamed))

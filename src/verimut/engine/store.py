@@ -8,6 +8,7 @@
     summary.json/.md    the summary, for machines and for people (derived: rebuilt by `verimut report`)
     rewards.json        every graded cell's reward under every formula (derived)
     report.html         the page (derived)
+    report/             its finding pages past the first, when a list of findings is long (derived)
     repair/             `verimut repair`'s module and its summary.json/.md
 
 and, in a directory of its own, `verimut diff`'s diff.md and diff.json (`write_diff`).
@@ -54,6 +55,7 @@ SUMMARY_JSON = "summary.json"
 SUMMARY_MD = "summary.md"
 REWARDS = "rewards.json"
 REPORT = "report.html"
+REPORT_PAGES = "report"  # report.html's finding pages past its first (outputs/report_html.py: Pages)
 REPAIR = "repair"
 # `verimut diff A B --out DIR`: the diff of two audits, in a directory of its own (never inside an audit's).
 DIFF_MD = "diff.md"
@@ -288,10 +290,11 @@ class Store:
         the lock, so an audit stops before its work, not at the end when it appends to the run log."""
         for name in (MANIFEST, LEDGER, TORN, RUNS, SUMMARY_JSON, SUMMARY_MD, REWARDS, REPORT):
             self._owned(name)
-        repair = self._owned(REPAIR)
-        if repair.is_dir():  # verimut owns all of repair/
-            for entry in sorted(repair.iterdir()):
-                refuse_link(entry)
+        for folder in (REPAIR, REPORT_PAGES):
+            owned = self._owned(folder)
+            if owned.is_dir():  # verimut owns all of repair/ and report/
+                for entry in sorted(owned.iterdir()):
+                    refuse_link(entry)
 
     @property
     def ledger_path(self) -> Path:
@@ -498,6 +501,20 @@ class Store:
 
     def write_report(self, html: str) -> Path:
         return self.write(REPORT, html)
+
+    def prune_report_pages(self, written: Iterable[str]) -> None:
+        """Remove the finding pages a longer, earlier report.html linked and this one does not (their findings are
+        gone or on other pages now); the folder too when no page is left."""
+        folder = self._owned(REPORT_PAGES)
+        if not folder.is_dir():
+            return
+        keep = set(written)
+        with _writing(folder):
+            for entry in folder.iterdir():
+                if entry.name not in keep and entry.suffix == ".html" and not entry.is_symlink():
+                    entry.unlink()
+            if not any(folder.iterdir()):
+                folder.rmdir()
 
     def write_repair(self, module_name: str, source: str) -> Path:
         """The repaired verifiers' module, under repair/."""

@@ -117,7 +117,7 @@ def check(b: Baseline, benchmark: str, arm: str, source: str) -> Baseline:
 
 def match(b: Baseline, m: Manifest, rows: Mapping[str, CellResult]) -> Match:
     """Which of the audit's findings the baseline holds, and which of its entries no longer occur (pure)."""
-    index = Index(m)
+    index = Index(m, ((e.cell_id, e.task, e.run_hash) for e in b.findings))
     held: dict[str, Entry] = {}
     fixed: list[Entry] = []
     missing: list[Entry] = []

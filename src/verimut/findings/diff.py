@@ -1,7 +1,7 @@
 """The diff of two audits of one benchmark: per verifier, which findings a change opened, closed or left alone.
 
 The two audits (before and after: two versions of a benchmark, or its verifiers before and after an edit) are
-matched cell by cell (`matching.pairs`: by cell id, then by task and run hash), and each finding of either side
+matched cell by cell (`matching.finding_pairs`: by cell id, then by task and run hash), and each finding of either side
 gets one status:
 
 - opened: the after-audit has the finding and the before-audit did not (its cell graded otherwise, not graded,
@@ -26,7 +26,7 @@ from verimut.core.errors import AuditError
 from verimut.core.records import Cell, CellResult, Manifest, natural, run_hash
 from verimut.engine import arms
 from verimut.findings import coverage
-from verimut.findings.matching import KINDS, Kind, Pair, finding, graded, pairs
+from verimut.findings.matching import KINDS, Kind, Pair, finding, finding_pairs, found, graded
 
 Status = Literal["opened", "closed", "unchanged", "gone"]
 STATUSES: tuple[Status, ...] = ("opened", "closed", "unchanged", "gone")
@@ -210,21 +210,16 @@ def _coverage(before: Audited, after: Audited) -> list[CoverageMove]:
     return moved
 
 
-def _found(x: Audited) -> dict[str, int]:
-    n: dict[str, int] = dict.fromkeys(KINDS, 0)
-    for cell in x.manifest.cells:
-        k = finding(cell, x.rows.get(cell.cell_id))
-        if k is not None:
-            n[k] += 1
-    return n
-
-
 def compare(before: Audited, after: Audited) -> Diff:
     """The diff of two audits of one benchmark and arm (pure; `check` them first)."""
     check(before.manifest, after.manifest, before.directory, after.directory)
     ta, tb = set(before.manifest.tasks), set(after.manifest.tasks)
     added, removed = tb - ta, ta - tb
-    changes = [c for p in pairs(before.manifest, after.manifest) for c in _change(p, before, after, added, removed)]
+    # Each audit read in a pass or two (a million cells are not held at once): the ids and the findings' cells.
+    a = found(before.manifest, before.rows)
+    b = found(after.manifest, after.rows, keep=a.findings)
+    pairs = finding_pairs(before.manifest, a, after.manifest, b)
+    changes = [c for p in pairs for c in _change(p, before, after, added, removed)]
     changes.sort(key=lambda c: (STATUSES.index(c.status) if c.status != "unchanged" else 9, natural(c.cell_id)))
     counts: dict[str, dict[str, int]] = {s: dict.fromkeys(KINDS, 0) for s in STATUSES}
     verifiers: dict[str, dict[str, dict[str, int]]] = {}
@@ -239,7 +234,7 @@ def compare(before: Audited, after: Audited) -> Diff:
         after=_side(after),
         tasks_added=sorted(added, key=natural),
         tasks_removed=sorted(removed, key=natural),
-        found={"before": _found(before), "after": _found(after)},
+        found={"before": a.counts, "after": b.counts},
         counts=counts,
         verifiers={t: verifiers[t] for t in sorted(verifiers, key=natural)},
         changes=changes,

@@ -11,7 +11,9 @@ position in the reference run, which another version of the task may shift. Pure
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Container, Iterable, Iterator, Mapping
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
 from typing import Literal
 
 import msgspec
@@ -64,47 +66,98 @@ class Pair(msgspec.Struct, frozen=True):
         return cell.task
 
 
-def by_run(cells: list[Cell]) -> dict[tuple[str, str], Cell]:
-    """(task, run hash) -> the first cell that replays that run (later cells with the same run are `same_run`:
-    scored under the first, so the first is the one that carries the finding)."""
-    out: dict[tuple[str, str], Cell] = {}
-    for cell in cells:
-        h = run_hash(cell)
-        if h:
-            out.setdefault((cell.task, h), cell)
-    return out
+@dataclass(frozen=True)
+class Found:
+    """One pass over an audit (`found`): its cell ids, its cells holding a finding, and its findings per kind."""
+
+    ids: AbstractSet[str]
+    findings: dict[str, Cell]  # the cells with a finding, by id
+    kept: dict[str, Cell]  # the cells asked for by id (`keep`) that hold none
+    counts: dict[str, int]  # kind -> findings
+
+    def cell(self, cell_id: str) -> Cell:
+        return self.findings.get(cell_id) or self.kept[cell_id]
 
 
-def pairs(before: Manifest, after: Manifest) -> Iterator[Pair]:
-    """Every cell of either manifest once: matched by id, then the rest by (task, run hash); the others alone."""
-    ids_after = {c.cell_id: c for c in after.cells}
-    ids_before = {c.cell_id for c in before.cells}
-    left_before = [c for c in before.cells if c.cell_id not in ids_after]
-    left_after = [c for c in after.cells if c.cell_id not in ids_before]
-    runs_after = by_run(left_after)
+def found(m: Manifest, rows: Mapping[str, CellResult], keep: Container[str] = ()) -> Found:
+    """Every cell id of the audit, and its cells with a finding or named in `keep`: one pass, the cells read a block
+    at a time and let go (a million of them decoded at once are 1.5 GB)."""
+    findings: dict[str, Cell] = {}
+    kept: dict[str, Cell] = {}
+    counts: dict[str, int] = dict.fromkeys(KINDS, 0)
+    cells = scored = 0
+    for cell in m.cells:
+        row = rows.get(cell.cell_id)
+        cells, scored = cells + 1, scored + (row is not None)
+        k = finding(cell, row)
+        if k is not None:
+            counts[k] += 1
+            findings[cell.cell_id] = cell
+        elif cell.cell_id in keep:
+            kept[cell.cell_id] = cell
+    # A finished audit's ledger holds a row for each of the manifest's (unique) ids and no other: its index is then
+    # the set of ids, not held a second time (a million ids are about 100 MB).
+    ids = rows.keys() if scored == cells == len(rows) else {c.cell_id for c in m.cells}
+    return Found(ids, findings, kept, counts)
+
+
+def finding_pairs(before: Manifest, a: Found, after: Manifest, b: Found) -> Iterator[Pair]:
+    """The pairs of cells of two audits of which at least one side holds a finding: the only pairs a diff reports.
+    Cells are paired as each audit's cells once: by id, then those left over by task and run hash (the first
+    after-cell of each run, taken once), the others alone. `a` is `found(before, ...)`, `b` is `found(after, ...,
+    keep=a.findings)`. Held: the ids, the findings' cells, and the run hashes of the after-cells whose id the
+    before-audit lacks (none when the ids agree); a cell needed beyond those is read in one more pass."""
+    for cid, cell in a.findings.items():
+        if cid in b.ids:
+            yield Pair(cell, b.cell(cid), "cell_id")
+    need = {cid for cid in b.findings if cid in a.ids and cid not in a.findings}
+    if need:
+        yield from (Pair(c, b.findings[c.cell_id], "cell_id") for c in before.cells if c.cell_id in need)
+    if a.ids == b.ids:
+        return
+    runs_after: dict[tuple[str, str], str] = {}
+    for cell in after.cells:
+        if cell.cell_id not in a.ids and (h := run_hash(cell)):
+            runs_after.setdefault((cell.task, h), cell.cell_id)
     taken: set[str] = set()
+    wanted: dict[str, Cell] = {}  # after-cell id -> the before-cell with a finding its run matched
     for cell in before.cells:
-        if cell.cell_id in ids_after:
-            yield Pair(cell, ids_after[cell.cell_id], "cell_id")
-    for cell in left_before:
+        if cell.cell_id in b.ids:
+            continue
         h = run_hash(cell)
         other = runs_after.get((cell.task, h)) if h else None
-        if other is not None and other.cell_id not in taken:
-            taken.add(other.cell_id)
-            yield Pair(cell, other, "run")
-        else:
+        if other is not None and other not in taken:
+            taken.add(other)
+            if other in b.findings:
+                yield Pair(cell, b.findings[other], "run")
+            elif cell.cell_id in a.findings:
+                wanted[other] = cell
+        elif cell.cell_id in a.findings:
             yield Pair(cell, None)
-    for cell in left_after:
-        if cell.cell_id not in taken:
+    if wanted:
+        yield from (Pair(wanted[c.cell_id], c, "run") for c in after.cells if c.cell_id in wanted)
+    for cid, cell in b.findings.items():
+        if cid not in a.ids and cid not in taken:
             yield Pair(None, cell)
 
 
 class Index:
-    """A manifest's cells by id and by (task, run hash), built once for many look-ups."""
+    """The cells of a manifest that records of another audit name (by id, else by task and run hash): found in a
+    pass or two over the cells, holding those cells only, not every cell by id."""
 
-    def __init__(self, m: Manifest) -> None:
-        self.by_id = {c.cell_id: c for c in m.cells}
-        self.by_run = by_run(m.cells)
+    def __init__(self, m: Manifest, names: Iterable[tuple[str, str, str]]) -> None:
+        names = list(names)
+        ids = {cid for cid, _, _ in names}
+        self.by_id = {c.cell_id: c for c in m.cells if c.cell_id in ids}
+        runs = {(task, run) for cid, task, run in names if run and cid not in self.by_id}
+        self.by_run: dict[tuple[str, str], Cell] = {}
+        if runs:
+            tasks = {task for task, _ in runs}
+            for cell in m.cells:
+                if cell.task in tasks:
+                    key = (cell.task, run_hash(cell))
+                    if key in runs:
+                        self.by_run.setdefault(key, cell)
 
     def find(self, cell_id: str, task: str, run: str) -> tuple[Cell | None, Matched | None]:
         """The cell that a record of another audit names: by id, else by its task and run hash."""

@@ -37,7 +37,18 @@ from typing import IO
 import msgspec
 
 from verimut.core.errors import AuditError
-from verimut.engine.store import LEDGER, MANIFEST, REPAIR, REPORT, REWARDS, RUNS, SUMMARY_JSON, SUMMARY_MD, TORN
+from verimut.engine.store import (
+    LEDGER,
+    MANIFEST,
+    REPAIR,
+    REPORT,
+    REPORT_PAGES,
+    REWARDS,
+    RUNS,
+    SUMMARY_JSON,
+    SUMMARY_MD,
+    TORN,
+)
 from verimut.outputs import reproduce
 
 AUDIT, VERSIONS, REPRODUCER, SUMS = "audit", "versions.json", "reproduce.py", "SHA256SUMS"
@@ -79,17 +90,19 @@ def _short(names: list[str]) -> str:
     return ", ".join(names[:_SHOWN]) + more
 
 
-# The files the store writes at the top of an output directory (verimut.engine.store), and its one folder.
+# The files the store writes at the top of an output directory (verimut.engine.store), and its folders.
 _OWNED = frozenset({MANIFEST, LEDGER, TORN, RUNS, SUMMARY_JSON, SUMMARY_MD, REWARDS, REPORT})
+_FOLDERS = frozenset({REPAIR, REPORT_PAGES})
 
 
 def _owned(rel: str, is_dir: bool) -> bool:
     """Whether verimut writes this path: a store file, or a file of `verimut repair`'s folder (whose module
-    name is the repair's to choose). A dotfile there is an interrupted atomic write's temp file, not output."""
+    name is the repair's to choose) or of the report's finding pages. A dotfile there is an interrupted atomic
+    write's temp file, not output."""
     top, _, rest = rel.partition("/")
     if not rest:
-        return rel == REPAIR if is_dir else rel in _OWNED
-    return top == REPAIR and not is_dir and "/" not in rest and not rest.startswith(".")
+        return rel in _FOLDERS if is_dir else rel in _OWNED
+    return top in _FOLDERS and not is_dir and "/" not in rest and not rest.startswith(".")
 
 
 def _files(directory: Path, include_extra: bool = False) -> dict[str, bytes]:

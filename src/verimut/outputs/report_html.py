@@ -15,7 +15,8 @@ import functools
 import re
 import secrets
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from importlib.resources import files
 from pathlib import Path
@@ -28,7 +29,7 @@ from verimut.core.cache import CACHE
 from verimut.core.records import Cell, CellResult, Manifest, Outcome, RunRecord, natural
 from verimut.engine import arms
 from verimut.engine.manifest import Each, serially
-from verimut.engine.store import RUNS, Store
+from verimut.engine.store import REPORT, REPORT_PAGES, RUNS, Store
 from verimut.findings import coverage, rewards
 from verimut.findings import diff as diff_mod
 from verimut.findings import summary as summary_mod
@@ -397,6 +398,65 @@ def against_context(d: diff_mod.Diff | None, linked: set[str]) -> dict[str, Any]
     }
 
 
+# Findings shown one by one on report.html, per list (confirmed false accepts, false rejects); past it, each further
+# PAGE on a page of its own under report/ (plain linked HTML: a file opened from disk may fetch nothing). At 16,712
+# confirmed false accepts the page inlining every evidence block was 47 MB.
+PAGE = 200
+
+
+@dataclass(frozen=True)
+class Pages:
+    """One list of findings, paged: page 1 is report.html's section `anchor`, page k > 1 `report/{stem}-000k.html`."""
+
+    title: str
+    stem: str  # "findings" or "rejects"
+    anchor: str  # the section of report.html holding page 1
+    outcome: str  # for the `verimut ls --outcome` line
+    ids: list[str]
+    per: int
+
+    @property
+    def total(self) -> int:
+        return len(self.ids)
+
+    @property
+    def count(self) -> int:
+        return max(1, -(-len(self.ids) // self.per))
+
+    def first(self, k: int) -> int:
+        return min(len(self.ids), (k - 1) * self.per + 1)
+
+    def last(self, k: int) -> int:
+        return min(len(self.ids), k * self.per)
+
+    def chunk(self, k: int) -> list[str]:
+        return self.ids[(k - 1) * self.per : k * self.per]
+
+    def name(self, k: int) -> str:
+        """Page k's path in the output directory (k > 1)."""
+        return f"{REPORT_PAGES}/{self.stem}-{k:04d}.html"
+
+    def href(self, k: int, here: int) -> str:
+        """A link to page k from page `here` (report.html is page 1, in the directory above the others)."""
+        if k == 1:
+            return f"../{REPORT}#{self.anchor}" if here > 1 else f"#{self.anchor}"
+        return self.name(k) if here == 1 else Path(self.name(k)).name
+
+    def links(self) -> dict[str, str]:
+        """cell id -> its link from report.html, for the findings not on report.html itself."""
+        return {cid: f"{self.name(1 + n // self.per)}#cell-{cid}" for n, cid in enumerate(self.ids) if n >= self.per}
+
+
+def paged(swap: bool, shown: list[str], rejects: list[str]) -> dict[str, Pages]:
+    """The page's finding lists, paged (pure)."""
+    fa = Outcome.ACCEPTED_EFFECT_ABSENT.value if swap else FA
+    title = "Acceptances with the requested effect absent" if swap else "Confirmed false accepts"
+    return {
+        "findings": Pages(title, "findings", "findings", fa, shown, PAGE),
+        "rejects": Pages("False rejects", "rejects", "false-rejects", FR, rejects, PAGE),
+    }
+
+
 def context(
     store: Store,
     m: Manifest,
@@ -405,26 +465,41 @@ def context(
     draw: Draw = now,
     diff: diff_mod.Diff | None = None,
 ) -> dict[str, Any]:
-    """Everything the page shows, as plain data (its figures as `draw` gives them)."""
+    """Everything the page shows, as plain data (its figures as `draw` gives them); `pages` and `cells` (the finding
+    lists and their cells by id) are for the finding pages beyond it (`finding_pages`)."""
     rewards = store.rewards()
     swap = not arms.of(m).edits
     repair = None if swap else _repair(store)
     if swap:
         shown = [a.cell_id for a in result.false_accepts]
         rejects: list[str] = []
+        alt_rejects = 0
     else:
         shown = [f.cell_id for f in result.false_accepts]
         rejects = [f.cell_id for f in result.false_rejects]
+        alt_rejects = sum(f.alternative for f in result.false_rejects)
     wanted = {*shown, *rejects}  # the cells the page shows one by one: only those are held, not every cell by id
     by_id = {c.cell_id: c for c in m.cells if c.cell_id in wanted}
+    pages = paged(swap, shown, rejects)
+    links = {**pages["findings"].links(), **pages["rejects"].links()}
+
+    def views(ids: list[str]) -> list[cell_view.CellView]:
+        return [cell_view.view(m, by_id[cid], rows.get(cid), rewards) for cid in ids]
+
     return {
         "title": f"verimut {'intent-swap census' if swap else 'audit'}: {m.benchmark} {m.version}",
         "swap": swap,
         "directory": str(store.directory),
         "note": result.note,
         "unscored": result.cells - result.scored,
-        "findings": [cell_view.view(m, by_id[cid], rows.get(cid), rewards) for cid in shown],
-        "rejects": [cell_view.view(m, by_id[cid], rows.get(cid), rewards) for cid in rejects],
+        "findings": views(pages["findings"].chunk(1)),
+        "rejects": views(pages["rejects"].chunk(1)),
+        "finding_count": len(shown),
+        "reject_count": len(rejects),
+        "alt_reject_count": alt_rejects,
+        "pages": pages,
+        "views": views,
+        "link": lambda cid: links.get(cid) or f"#cell-{cid}",
         "acceptances": len(result.acceptances) if swap else None,
         "control_failures": result.control_failures[: figures.TOP],
         "control_failure_count": len(result.control_failures),
@@ -439,6 +514,24 @@ def context(
 
 def render(ctx: Mapping[str, Any]) -> str:
     return _env().get_template("report.html.j2").render(**ctx)
+
+
+def finding_pages(ctx: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
+    """The finding pages beyond report.html, (path in the directory, HTML) each, made one at a time: only one page's
+    evidence is held."""
+    template = _env().get_template("findings.html.j2")
+    for p in ctx["pages"].values():
+        for k in range(2, p.count + 1):
+            page = {
+                "title": f"{p.title} {p.first(k)}-{p.last(k)}: {ctx['title']}",
+                "report_title": ctx["title"],
+                "directory": ctx["directory"],
+                "repaired": ctx["repaired"],
+                "pages": p,
+                "here": k,
+                "findings": ctx["views"](p.chunk(k)),
+            }
+            yield p.name(k), cell_view.inert(template.render(**page))
 
 
 def rebuild(store: Store) -> Path:
@@ -471,5 +564,11 @@ def write(
     # Autoescaping stops markup, not control characters: a raw ESC or bidi override in a task id would
     # still reach whoever views the source or copies a cell id into a terminal. Inert, as `ls` prints it
     # (ids and their anchors alike, so the page's links still match); before the figures, which are base64.
-    page = cell_view.inert(render(context(store, m, rows, result, draw, diff)))
-    return store.write_report(later.fill(page, each))
+    ctx = context(store, m, rows, result, draw, diff)
+    page = cell_view.inert(render(ctx))
+    # The finding pages first, so report.html's links lead to pages already there; then pages of an earlier,
+    # longer report are removed.
+    written = [store.write(name, html).name for name, html in finding_pages(ctx)]
+    path = store.write_report(later.fill(page, each))
+    store.prune_report_pages(written)
+    return path
