@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import verimut
+from verimut.outputs.report_html import PAGE
 
 OPTIONS = ["--option", "tasks=8", "--option", "records=30", "--option", "verify_ms=0.2", "--option", "seed=0"]
 
@@ -51,7 +52,7 @@ def test_a_bad_option_is_a_one_line_error(tmp_path):
 
 def test_the_report_of_100_tasks_is_bounded_and_keeps_every_finding(tmp_path):
     """Past `figures.TOP` tasks report.html's figures draw the top ones (bounded PNGs), its per-task table folds
-    the rest, and every confirmed false accept keeps its evidence block and its link."""
+    the rest, and every confirmed false accept keeps its evidence block (past the first page, on a finding page) and its link."""
     import base64
     import re
     import struct
@@ -69,5 +70,11 @@ def test_the_report_of_100_tasks_is_bounded_and_keeps_every_finding(tmp_path):
     assert f"{len(tasks)} tasks have a confirmed false accept" in page
     assert f"The other {len(tasks) - 40} tasks with a confirmed false accept" in page
     assert "verifiers with the most false accepts, of 100 with a confirmed side effect" in page
-    for cid in findings:  # each finding: its evidence block and a link to it
-        assert f'<details class="cell" id="cell-{cid}">' in page and f'href="#cell-{cid}"' in page
+    pages = "".join(f.read_text() for f in sorted((out / "report").glob("findings-*.html")))
+    assert bool(pages) == (len(findings) > PAGE)
+    for cid in findings:  # each finding: its evidence block, on report.html or a finding page, and a link to it
+        block = f'<details class="cell" id="cell-{cid}">'
+        if block in page:
+            assert f'href="#cell-{cid}"' in page
+        else:
+            assert block in pages and re.search(rf'href="report/findings-\d{{4}}\.html#cell-{re.escape(cid)}"', page)
