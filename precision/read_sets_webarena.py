@@ -1,6 +1,7 @@
 """Check WebArena-Verified's measured read sets by another instrument: the package's evaluators under `sys.settrace`.
 
     .venv-webarena/bin/python precision/read_sets_webarena.py AUDIT_DIR CHANGED.json [--seed 42] [--sample 10] [--out F]
+    .venv-webarena/bin/python precision/read_sets_webarena.py AUDIT_DIR --blind-spots [--seed 42] [--sample 20] [--out F]
 
 CHANGED.json is `bench/bench_read_sets.py reasons AUDIT_DIR --bench webarena-verified`'s output. A seeded sample of
 its false accepts is replayed: the cell's run (manifest.json) as the requests it makes and the response it gives,
@@ -16,6 +17,13 @@ holds every entry before any evaluator runs) does not count as reading it. Which
 collection of the end state a write lands in (`creates`, `records`) is the adapter's reading of a write
 (`webarena_effects.kind`), the same reading that made the end state. The judgement (holds / disputed / wrong) is
 a person's, written into docs/precision/read-sets-appworld-webarena.json.
+
+`--blind-spots` flips the read map's blind spots (summary.json's `read_map`, read as plain JSON: every one is a
+response-only task's `creates` or `records`) on a seeded sample of those tasks: the task's reference evidence
+(its control cell's run) gets one more request, a write to the task's own site that lands in that collection
+(`WRITES`: a POST that makes a record, a POST that edits one, each a URL and body the site takes; which collection
+it lands in is `webarena_effects.kind`, checked), and the package's `evaluate_task` grades it: the blind spot holds
+when the verdict does not move.
 """
 
 from __future__ import annotations
@@ -132,12 +140,91 @@ def replay(wa: Any, task_id: int, run: dict[str, Any]) -> dict[str, Any]:
     return {"verdict": passed, "seen": tracer.seen, "where": {k: sorted(v) for k, v in tracer.where.items()}}
 
 
+# Per site, one write that lands in each collection: a POST that makes a record (an issue, a newsletter
+# subscription, a CMS page, a forum post) and a POST that edits one (a file on a branch, an address, a product, a
+# biography). Placeholders are the package's own, rendered by `webarena_evidence.har_entry`.
+WRITES: dict[str, dict[str, tuple[str, dict[str, str]]]] = {
+    "gitlab": {
+        "creates": ("__GITLAB__/byteblaze/dotfiles/-/issues", {"issue[title]": "Follow-up", "issue[description]": "x"}),
+        "records": (
+            "__GITLAB__/byteblaze/dotfiles/-/update/main/README.md",
+            {"content": "# dotfiles", "branch_name": "main"},
+        ),
+    },
+    "shopping": {
+        "creates": ("__SHOPPING__/newsletter/subscriber/new/", {"email": "emma.lopez@gmail.com"}),
+        "records": ("__SHOPPING__/customer/address/formPost/id/1/", {"city": "Boston", "postcode": "02115"}),
+    },
+    "shopping_admin": {
+        "creates": ("__SHOPPING_ADMIN__/cms/page/save/", {"title": "Winter sale", "identifier": "winter-sale"}),
+        "records": ("__SHOPPING_ADMIN__/catalog/product/save/id/1/", {"product[price]": "1.00"}),
+    },
+    "reddit": {
+        "creates": ("__REDDIT__/submit/books", {"title": "A question", "body": "x"}),
+        "records": ("__REDDIT__/user/MarvelsGrantMan136/edit_biography", {"user_biography[biography]": "x"}),
+    },
+}
+
+
+def _grade(wa: Any, task_id: int, requests: list[dict[str, Any]], response: Any) -> bool:
+    import webarena_evidence as evidence
+
+    trace = [evidence.har_entry(r) for r in requests]
+    result = wa.evaluate_task(task_id=task_id, agent_response=response, network_trace=trace)
+    return result.score == 1.0 and str(result.status).lower().endswith("success")
+
+
+def check_blind_spots(wa: Any, audit: Path, sample: int, seed: int, out: Path | None) -> int:
+    import random
+
+    import webarena_effects as effects
+
+    verifiers = json.loads((audit / "summary.json").read_text())["read_map"]["verifiers"]
+    spotted = sorted(t for t, v in verifiers.items() if v["blind_spots"])
+    drawn = sorted(random.Random(seed).sample(spotted, min(sample, len(spotted))))
+    cells = {c["cell_id"]: c for c in json.loads((audit / "manifest.json").read_text())["cells"]}
+    found = []
+    for task in drawn:
+        site, _, number = task.partition("/")
+        requests, response = _evidence(cells[f"{task}:control"]["run"])
+        before = _grade(wa, int(number), requests, response)
+        for spot in verifiers[task]["blind_spots"]:
+            url, body = WRITES[site][spot["collection"]]
+            lands = effects.CREATES if effects.kind("POST", url, body) == "create" else effects.RECORDS
+            assert lands == spot["collection"], (url, lands)
+            write = {"method": "POST", "url": url, "post_data": body, "status": 200}
+            after = _grade(wa, int(number), [*requests, write], response)
+            check = "held" if after == before else "moved"
+            found.append(
+                {
+                    "task": task,
+                    "collection": spot["collection"],
+                    "write": f"POST {url}",
+                    "body": body,
+                    "passed_reference": before,
+                    "passed_with_write": after,
+                    "check": check,
+                }
+            )
+    held = sum(f["check"] == "held" for f in found)
+    result = {"audit": str(audit), "seed": seed, "tasks_with_blind_spots": len(spotted), "flips": found}
+    target = out or audit / "read-sets-flips.json"
+    target.write_text(json.dumps(result, indent=1) + "\n")
+    passed = sum(f["passed_reference"] for f in found)
+    print(
+        f"{len(drawn)} of {len(spotted)} tasks, {len(found)} blind spots, each given one write: the verdict held on "
+        f"{held} (the reference passed on {passed}); {target}"
+    )
+    return 0
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("audit", type=Path)
-    p.add_argument("changed", type=Path)
+    p.add_argument("changed", type=Path, nargs="?")
+    p.add_argument("--blind-spots", action="store_true", help="add one write per blind spot to the reference evidence")
     p.add_argument("--seed", type=int, default=42)
-    p.add_argument("--sample", type=int, default=10)
+    p.add_argument("--sample", type=int)
     p.add_argument("--out", type=Path)
     args = p.parse_args()
     logging.disable(logging.CRITICAL)
@@ -148,6 +235,11 @@ def main() -> int:
     wa = WebArenaVerified(
         config=WebArenaVerifiedConfig(environments={k: {"urls": [v]} for k, v in evidence.SITES.items()})
     )
+    if args.blind_spots:
+        return check_blind_spots(wa, args.audit, args.sample or 20, args.seed, args.out)
+    if args.changed is None:
+        p.error("CHANGED.json is needed unless --blind-spots")
+    args.sample = args.sample or 10
     rows, cells, drawn, by_id = changed_sample(args.audit, args.changed, args.sample, args.seed)
     out = []
     for cid in drawn:
