@@ -288,14 +288,17 @@ class Tau2:
             seen = seen.merged(Reads(whole=[STATE]))
         if "ENV_ASSERTION" in basis:
             env = episode.env
+            # Both toolkits, whichever side an assertion names: tau2 syncs the two after each assertion
+            # (`sync_tools` looks the user's line and bills up in the agent's database), and an assertion whose
+            # line or bill is gone raises there and earns no reward, so those lookups are reads of the verifier.
+            roots = {AGENT: env.tools, USER: env.user_tools}
             for assertion in episode.task.evaluation_criteria.env_assertions or []:
-                user = str(assertion.env_type) == "user"
 
                 def check(_views: dict[str, Any], a: Any = assertion) -> Any:
                     return env.run_env_assertion(a, raise_assertion_error=False)
 
-                _, got = recorded({STATE: env.user_tools if user else env.tools}, check)
-                seen = seen.merged(_under(got, "user_db" if user else "db"))
+                _, got = recorded(roots, check)
+                seen = seen.merged(_under(got))
         return verdict, seen
 
     # -- why a difference went unseen ----------------------------------------------------------
@@ -312,13 +315,22 @@ class Tau2:
         )
 
 
-def _under(reads: Reads, database: str) -> Reads:
-    """A toolkit's reads (`state.db.<field>`: a toolkit holds its database as `db`) as paths of the snapshot."""
+# The recorder's root names for the two toolkits, and the snapshot's name of the database each holds as `db`.
+AGENT, USER = "agent", "user"
+_DATABASE = {AGENT: "db", USER: "user_db"}
+
+
+def _under(reads: Reads) -> Reads:
+    """The toolkits' reads (`agent.db.<field>`, `user.db.<field>`) as paths of the snapshot (`state.db.<field>`,
+    `state.user_db.<field>`); a toolkit's own attributes besides its database are no state of the snapshot."""
 
     def moved(paths: list[str]) -> list[str]:
-        return [
-            f"{STATE}.{database}" + p.removeprefix(f"{STATE}.db") if p.startswith(f"{STATE}.db") else p for p in paths
-        ]
+        out = []
+        for p in paths:
+            root, _, rest = p.partition(".")
+            if root in _DATABASE and (rest in ("", "db") or rest.startswith("db.")):  # a toolkit read whole: its db
+                out.append(f"{STATE}.{_DATABASE[root]}" + rest.removeprefix("db"))
+        return out
 
     return Reads(value=moved(reads.value), keys=moved(reads.keys), whole=moved(reads.whole))
 
