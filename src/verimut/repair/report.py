@@ -305,7 +305,8 @@ def _from_map(r: Report) -> list[str]:
         f"lands), so a write there the audit never planted is rejected too; {r.left_to_verifier} collections a "
         "verifier reads and its task changes, where no false accept differs, are left to it (not re-checked)"
         + (
-            f"; {r.blind_spots_unguarded} blind spots not flipped and with no false accept there are left out"
+            f"; {r.blind_spots_unguarded} blind spots are left out (not flipped with no false accept there, "
+            "telemetry the comparison leaves out, or a guard a correct run fails)"
             if r.blind_spots_unguarded
             else ""
         )
