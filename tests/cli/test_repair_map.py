@@ -9,6 +9,7 @@ import json
 import os
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from conftest import ROOT, verimut
@@ -16,8 +17,11 @@ from framebench import apply, expected_end, start
 from readbench import ReadBench, Unrecorded, _verdict
 from verimut.api import audit
 from verimut.core.run import Action
+from verimut.engine.store import Store
 from verimut.executors.inprocess import InProcess
+from verimut.repair.checks import Unchanged
 from verimut.repair.report import MODULE, load_module
+from verimut.repair.synthesis import Guarded, _candidates
 
 FAMILIES = ["extra-oos"]
 
@@ -77,3 +81,13 @@ def test_without_recorded_reads_the_checks_are_as_before_and_say_so(without_read
     assert todo["checks"][0] == {"collection": "todos", "count": 1}  # the reference count, read or not
     assert r["summary"]["reads_recorded"] is False
     assert "No reads were recorded" in (out / "repair" / "summary.md").read_text()
+
+
+def test_telemetry_the_comparison_leaves_out_gets_no_guard(with_reads):
+    # A guard on a collection the checks' diff drops whole could never fail: declared telemetry gets none.
+    out, _ = with_reads
+    m = Store(out).read_manifest()
+    guard = Guarded(blind=["contacts", "todos"], read=["settings"], unguarded=[])
+    assert _candidates(m, "frame/theme", [], {}, guard) == [Unchanged("contacts"), Unchanged("todos")]
+    told = msgspec.structs.replace(m, telemetry=["todos"])
+    assert _candidates(told, "frame/theme", [], {}, guard) == [Unchanged("contacts")]
