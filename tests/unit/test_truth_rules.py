@@ -208,3 +208,33 @@ def test_new_records_under_assigned_keys_compare_equal_whatever_their_creation_o
 
     assert oracle.compare(made("abcd"), made(order), ["mail[+]"], base=start) == []
     assert oracle.compare(made("abcd"), made([*order[:-1], "e"]), ["mail[+]"], base=start) != []
+
+
+def _checked(patterns):
+    """declared.graded on club/inbox's reference end, counting the verifier's calls."""
+    from verimut.engine import declared
+
+    calls = []
+
+    class Counted(Club):
+        def verify(self, episode, run):
+            calls.append(1)
+            return super().verify(episode, run)
+
+    bench = resolve(Counted())
+    episode = bench.reset("club/inbox")
+    run = bench.reference("club/inbox", episode)
+    start = bench.snapshot(episode)
+    for a in run.actions:
+        bench.execute(episode, a)
+    end = bench.snapshot(episode)
+    return declared.graded(bench, "club/inbox", episode, run, end, patterns, (), None, start), len(calls)
+
+
+def test_a_lone_flippable_pattern_whose_flip_moves_the_verdict_is_graded_without_a_third_call():
+    checked, calls = _checked(["mail[*].seen"])
+    assert checked.graded == ["mail[*].seen"] and calls == 2  # the reference end, then the flip
+    checked, calls = _checked(["mail[*].seen", "mail[*].text"])
+    assert checked.graded == ["mail[*].seen"] and calls == 4  # each of two tried alone
+    checked, calls = _checked(["mail[*].text"])
+    assert checked.graded == [] and calls == 2

@@ -180,6 +180,10 @@ def graded(
         before = bench.verify(bench.fork(episode), run).passed
         if _verdict(bench, episode, run, [f for p in testable for f in found[p]]) == before:
             return Checked(untested=untested)
+        # One pattern flipped alone is the flip just made: calling the verifier again would say the same (43 of
+        # AgentDojo's 97 user tasks, most of them workspace's, whose verifiers diff the whole state).
+        if len(testable) == 1:
+            return Checked(graded=testable, untested=untested)
         hits = [p for p in testable if _verdict(bench, episode, run, found[p]) != before]
     except Exception as e:  # noqa: BLE001  (the benchmark's verifier on a state it never made)
         return Checked(untested=untested, error=f"{type(e).__name__}: {e}")
