@@ -125,7 +125,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         "workers": a.workers,
         "cpus": os.cpu_count(),
         "python": platform.python_version(),
-        "shared_machine": "yes: other jobs ran beside it (the load averages say how many)",
         "repeats": repeats,
         "ratio_min": min(ratios),
         "ratio_median": statistics.median(ratios),
