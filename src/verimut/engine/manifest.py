@@ -146,11 +146,14 @@ class Library(msgspec.Struct):
     observers: dict[str, list[Action]] = {}
 
 
-def _library(bench: Adapter, tasks: Sequence[str], refs: References, families: Sequence[str]) -> Library:
+def _library(
+    bench: Adapter, tasks: Sequence[str], refs: References, families: Sequence[str], each: Each = serially
+) -> Library:
     """The library of the audited tasks' suites, from every task of those suites.
 
     Taken from the whole suite, not only the tasks selected, so a task's extra-oos and alt-reads
-    cells are the same whichever tasks are audited with it. A task not audited costs a reset (no replay).
+    cells are the same whichever tasks are audited with it. A task not audited costs a reset (no replay), on
+    `each`'s cores: a browser's reset loads a page.
     """
     specs = [spec_of(f) for f in families]
     out_of_scope = any(s.needs_out_of_scope for s in specs)
@@ -158,11 +161,12 @@ def _library(bench: Adapter, tasks: Sequence[str], refs: References, families: S
     if not (out_of_scope or suite_reads) and bench.fork is None:
         return Library(None, {})
     suites = {oos.suite_of(t) for t in tasks}
+    in_suites = [t for t in bench.tasks() if oos.suite_of(t) in suites]
+    missing = [t for t in in_suites if refs.runs.get(t) is None]
+    found = dict(zip(missing, each(lambda t: _reference(bench, t), missing), strict=True))
     runs: dict[str, Run] = {}
-    for t in bench.tasks():
-        if oos.suite_of(t) not in suites:
-            continue
-        run = refs.runs.get(t) or _reference(bench, t)
+    for t in in_suites:
+        run = refs.runs.get(t) or found.get(t)
         if run is not None:
             runs[t] = run
     is_read = {t: [bench.is_read(a) for a in r.actions] for t, r in runs.items()}
@@ -415,7 +419,7 @@ def build(
     def ignore(task: str) -> list[str]:  # a declaration a task's own verifier grades is that task's state
         return [p for p in everywhere if task not in refs.graded.get(p, ())]
 
-    lib = _library(bench, tasks, refs, families if arm.edits else ())
+    lib = _library(bench, tasks, refs, families if arm.edits else (), each)
     facts: dict[str, TaskFacts] = {}
     cells: list[Cell] = []
     for task, found in zip(
