@@ -180,7 +180,7 @@ def graded(
         before = bench.verify(bench.fork(episode), run).passed
         if _verdict(bench, episode, run, [f for p in testable for f in found[p]]) == before:
             return Checked(untested=untested)
-        # One pattern flipped alone is the flip just made: calling the verifier again would say the same (43 of
+        # One pattern flipped alone is the flip just made: calling the verifier again would say the same (42 of
         # AgentDojo's 97 user tasks, most of them workspace's, whose verifiers diff the whole state).
         if len(testable) == 1:
             return Checked(graded=testable, untested=untested)
