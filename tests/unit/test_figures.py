@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from verimut.outputs import figures
+from verimut.outputs import figures, swap_figure
 
 DOLLARS = ["shop/refund_$5_or_$10", "pay $5 and $10", "a$_x$"]
 
@@ -33,7 +33,8 @@ def _texts(fig) -> list:  # type: ignore[no-untyped-def]
 def test_a_dollar_in_a_task_id_draws_as_text(name, drawn):
     assert figures.false_accepts_per_task({name: {"extra": 1}}, ["extra"]).startswith("data:image/png;base64,")
     assert figures.outcome_heatmaps({name: {"extra": {"false_accept": 1}}}, ["false_accept"], ["extra"])
-    assert figures.swap_matrix(name, [name, "other"], {(name, "other"): ("1", "accepted_effect_absent")})
+    svg = _svg(swap_figure.swap_matrix(name, [name, "other"], {(name, "other"): ("1", "accepted_effect_absent")}))
+    assert svg.findall(f".//{{{SVG}}}text")[0].text.startswith(name)  # the title, as written
     assert figures.frame_coverage(
         name, [name, "other"], [name, "mail"], {(name, name): (1, 2), ("other", "mail"): (0, 1)}
     )
@@ -96,13 +97,51 @@ def test_the_heat_maps_of_many_suites_draw_the_top_ones(drawn):
     assert len(titles) == figures.TOP_SUITES and all(int(t.split("_")[1]) % 5 == 4 for t in titles)
 
 
-def test_a_large_swap_matrix_labels_at_most_top_tasks(drawn):
+def test_a_large_swap_matrix_labels_at_most_top_tasks():
     tasks = [f"s/t{k}" for k in range(150)]
-    width, height = _png_size(figures.swap_matrix("s", tasks, {(tasks[0], tasks[1]): ("1", "accepted_effect_absent")}))
-    assert height <= MAX_PX and width <= MAX_PX
-    ax = drawn[-1].axes[0]
-    assert len(ax.get_yticklabels()) <= figures.TOP and len(ax.get_xticklabels()) <= figures.TOP
-    assert "one task in 4 labelled" in ax.get_title(loc="left")
+    svg = _svg(swap_figure.swap_matrix("s", tasks, {(tasks[0], tasks[1]): ("1", "accepted_effect_absent")}))
+    assert float(svg.get("height")) <= MAX_PX and float(svg.get("width")) <= MAX_PX
+    texts = [t.text for t in svg.findall(f".//{{{SVG}}}text")]
+    assert "one task in 4 labelled" in texts[0]
+    labelled = [t for t in texts if t and t.isdigit()]  # the ids less their shared prefix "s/t"
+    assert len(labelled) == 2 * 38 <= 2 * figures.TOP  # rows and columns: 0, 4, ..., 148
+    marks = svg.findall(f".//{{{SVG}}}path")  # one confirmed false accept, and the legend's two crosses
+    assert len(marks) == 3
+
+
+def test_the_swap_matrix_grid_is_one_pixel_a_cell_in_its_rung_colour():
+    import base64
+    import struct
+    import zlib
+
+    tasks = ["a", "b", "c"]
+    cells = {(i, j): ("control" if i == j else "3", "rejected") for i in tasks for j in tasks}
+    cells[("a", "b")] = ("1", "accepted_effect_present")
+    svg = _svg(swap_figure.swap_matrix("s", tasks, cells))
+    image = svg.find(f"{{{SVG}}}image")
+    assert image is not None
+    data = base64.b64decode(image.get("href").split(",", 1)[1])
+    assert struct.unpack(">II", data[16:24]) == (3, 3)
+    idat = data.index(b"IDAT")
+    rows = zlib.decompress(data[idat + 4 : idat + 4 + struct.unpack(">I", data[idat - 4 : idat])[0]])
+    order = swap_figure.RUNG_ORDER
+    assert [list(rows[k * 4 + 1 : k * 4 + 4]) for k in range(3)] == [
+        [order.index("control"), order.index("1"), order.index("3")],
+        [order.index("3"), order.index("control"), order.index("3")],
+        [order.index("3"), order.index("3"), order.index("control")],
+    ]
+    assert len(svg.findall(f".//{{{SVG}}}circle")) == 2  # the acceptance, and the legend's dot
+
+
+SVG = "http://www.w3.org/2000/svg"
+
+
+def _svg(uri: str):  # type: ignore[no-untyped-def]
+    import base64
+    import xml.etree.ElementTree as ET
+
+    assert uri.startswith("data:image/svg+xml;base64,")
+    return ET.fromstring(base64.b64decode(uri.split(",", 1)[1]))
 
 
 def test_a_small_audit_draws_every_task_in_its_order_with_no_top_k_title(drawn):

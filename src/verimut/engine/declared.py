@@ -155,7 +155,8 @@ def graded(
     again: Any = None,
     start: Any = None,
 ) -> Checked:
-    """Which of `patterns` the task's verifier grades, flipped on forks of `episode` (its reference end, live).
+    """Which of `patterns` the task's verifier grades, flipped on forks of `episode` (its reference end, live; it may
+    be graded itself, last, so the caller must not use it after).
 
     A telemetry pattern claims the field never holds an effect: it is flipped where the reference run moved
     it from `start` (the read flags of the emails it read), or, where the run left it alone, in one record (a
@@ -177,8 +178,11 @@ def graded(
     if not testable:
         return Checked(untested=untested)
     try:
-        before = bench.verify(bench.fork(episode), run).passed
-        if _verdict(bench, episode, run, [f for p in testable for f in found[p]]) == before:
+        together = _verdict(bench, episode, run, [f for p in testable for f in found[p]])
+        # With one pattern, nothing is forked from `episode` after this call: it is graded as it is, not on a copy
+        # (the caller is done with it). Else the patterns flipped alone below need it as the run left it.
+        before = bench.verify(episode if len(testable) == 1 else bench.fork(episode), run).passed
+        if together == before:
             return Checked(untested=untested)
         # One pattern flipped alone is the flip just made: calling the verifier again would say the same (42 of
         # AgentDojo's 97 user tasks, most of them workspace's, whose verifiers diff the whole state).

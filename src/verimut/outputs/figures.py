@@ -10,9 +10,8 @@ from __future__ import annotations
 import base64
 import functools
 import io
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ParamSpec
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, ParamSpec
 
 from verimut.core.records import Outcome
 from verimut.engine.store import SUMMARY_JSON, SUMMARY_MD
@@ -174,108 +173,6 @@ def false_accepts_per_task(per_task: Mapping[str, Mapping[str, int]], families: 
             fontsize=9,
             loc="left",
         )
-    return data_uri(fig)
-
-
-# The swap matrix: each cell's background is its rung; acceptances are marked on top.
-RUNG_ORDER = ("control", "0", "1", "2", "3", "read-only")
-RUNG_COLOURS = ("#bdbdbd", "#fdd0a2", "#c6dbef", "#d9f0d3", "#f7f7f7", "#e7e1ef")
-RUNG_LABELS = (
-    "diagonal (control)",
-    "rung 0: twin intent",
-    "rung 1: sibling",
-    "rung 2: shared effects",
-    "rung 3: disjoint",
-    "read-only",
-)
-
-
-@dataclass(frozen=True)
-class SwapCells:
-    """A swap matrix's data: the rung's index (RUNG_ORDER) of each cell, n x n, and the marks' (columns, rows).
-    Held instead of the cells themselves: a million cells are 8 MB this way."""
-
-    grid: Any  # numpy array, n x n
-    marks: dict[str, tuple[list[int], list[int]]]
-
-
-def swap_cells(tasks: Sequence[str], cells: Iterable[tuple[str, str, str, str]]) -> SwapCells:
-    """The matrix's data from (i, j, rung, outcome) per cell, read once in the given order (marks are drawn in it)."""
-    import numpy as np
-
-    n = len(tasks)
-    index = {t: k for k, t in enumerate(tasks)}
-    grid = np.zeros((n, n))
-    marks: dict[str, tuple[list[int], list[int]]] = {"present": ([], []), "absent": ([], []), "other": ([], [])}
-    for i, j, rung, outcome in cells:
-        r, c = index[i], index[j]
-        grid[r, c] = RUNG_ORDER.index(rung)
-        key = _MARKS.get(outcome)
-        if key:
-            marks[key][0].append(c)
-            marks[key][1].append(r)
-    return SwapCells(grid, marks)
-
-
-_MARKS = {
-    Outcome.ACCEPTED_EFFECT_PRESENT.value: "present",
-    Outcome.ACCEPTED_EFFECT_ABSENT.value: "absent",
-    Outcome.ERROR.value: "other",
-    Outcome.INCOMPLETE.value: "other",
-}
-
-
-@_plain_text
-def swap_matrix(suite: str, tasks: Sequence[str], cells: Mapping[tuple[str, str], tuple[str, str]] | SwapCells) -> str:
-    """Task i's verifier (row) grading task j's reference run (column).
-
-    `cells` maps (i, j) to (rung, outcome), or is that read already (`swap_cells`). Background: the rung.
-    Marks: an acceptance with the requested effect present (black dot), absent (red cross: a confirmed false
-    accept); a cell that could not be graded (grey x).
-    """
-    from matplotlib.artist import Artist
-    from matplotlib.colors import ListedColormap
-    from matplotlib.figure import Figure
-    from matplotlib.patches import Patch
-
-    if not isinstance(cells, SwapCells):
-        cells = swap_cells(tasks, ((i, j, rung, outcome) for (i, j), (rung, outcome) in cells.items()))
-    n = len(tasks)
-    grid, marks = cells.grid, cells.marks
-    side = min(9.0, max(3.2, 0.2 * n + 1.6))
-    fig = Figure(figsize=(side + 2.2, side), layout="constrained")
-    ax = fig.subplots()
-    ax.imshow(grid, cmap=ListedColormap(RUNG_COLOURS), vmin=-0.5, vmax=len(RUNG_ORDER) - 0.5)
-    size = max(10.0, 160.0 / max(n, 1))
-    ax.scatter(*marks["present"], s=size * 2, c="black", marker="o", label="accepted, effect present")
-    ax.scatter(
-        *marks["absent"],
-        s=size * 5,
-        c="#d7191c",
-        marker="X",
-        edgecolors="white",
-        linewidths=0.5,
-        label="accepted, effect ABSENT",
-    )
-    ax.scatter(*marks["other"], s=size * 2, c="#636363", marker="x", label="not graded (error, incomplete)")
-    labels = short_names(tasks)
-    fs = 7 if n <= 25 else 5
-    # The matrix's side is bounded (9 inches), so past `TOP` tasks a label per row would overlap the next:
-    # every `step`-th task is labelled (the ids are in the tables and findings below the figure).
-    step = -(-n // TOP) if n > TOP else 1
-    ticks = range(0, n, step)
-    ax.set_xticks(ticks, [labels[k] for k in ticks], fontsize=fs, rotation=90)
-    ax.set_yticks(ticks, [labels[k] for k in ticks], fontsize=fs)
-    ax.set_xlabel("reference run of task j", fontsize=8)
-    ax.set_ylabel("verifier of task i", fontsize=8)
-    every = f" (one task in {step} labelled)" if step > 1 else ""
-    ax.set_title(f"{suite}: {n} x {n}{every}", fontsize=10, loc="left")
-    ax.tick_params(length=0)
-    handles: list[Artist] = [
-        Patch(facecolor=c, edgecolor="#999999", label=lab) for c, lab in zip(RUNG_COLOURS, RUNG_LABELS)
-    ]
-    handles += ax.get_legend_handles_labels()[0]
-    ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
     return data_uri(fig)
 
 

@@ -35,7 +35,7 @@ from verimut.findings import diff as diff_mod
 from verimut.findings import summary as summary_mod
 from verimut.findings import swap as swap_mod
 from verimut.grammar.faults import CONTROL, spec_of
-from verimut.outputs import cell_view, figures
+from verimut.outputs import cell_view, figures, swap_figure
 
 FA, FR = Outcome.FALSE_ACCEPT.value, Outcome.FALSE_REJECT.value
 
@@ -304,7 +304,7 @@ def _coverage_context(fc: coverage.FrameCoverage | None, draw: Draw = now) -> di
     }
 
 
-def _swap_context(m: Manifest, rows: Mapping[str, CellResult], c: swap_mod.Census, draw: Draw = now) -> dict[str, Any]:
+def _swap_context(m: Manifest, rows: Mapping[str, CellResult], c: swap_mod.Census) -> dict[str, Any]:
     suites: dict[str, list[str]] = {suite: [] for suite in c.table}  # the order of Table 1
     for task in sorted(m.tasks, key=natural):
         suites.setdefault(swap_mod.suite_of(task), []).append(task)
@@ -312,7 +312,7 @@ def _swap_context(m: Manifest, rows: Mapping[str, CellResult], c: swap_mod.Censu
     for suite, tasks in suites.items():
         # The matrix's data, not a dict of its cells: a rung index per cell and the marks' places (a million
         # cells in one suite are 8 MB this way).
-        cells = figures.swap_cells(
+        cells = swap_figure.swap_cells(
             tasks,
             (
                 (
@@ -328,7 +328,8 @@ def _swap_context(m: Manifest, rows: Mapping[str, CellResult], c: swap_mod.Censu
         # A large suite gets the page's whole width, or its labels and marks are too small to read.
         wide = len(tasks) > 25
         title = swap_mod.suite_title(suite)
-        matrices.append({"suite": title, "figure": draw(figures.swap_matrix, title, tasks, cells), "wide": wide})
+        # An SVG written in milliseconds: drawn here, not among the matplotlib figures (swap_figure.py).
+        matrices.append({"suite": title, "figure": swap_figure.swap_matrix(title, tasks, cells), "wide": wide})
     by_verifier: dict[str, list[str]] = {}
     for a in c.false_accepts:
         by_verifier.setdefault(a.verifier_task, []).append(a.cell_id)
@@ -507,7 +508,7 @@ def context(
         "repair": repair,
         "repaired": repair_verdicts(repair),
         "fault": None if swap else _fault_context(m, rows, result, draw),
-        "census": _swap_context(m, rows, result, draw) if swap else None,
+        "census": _swap_context(m, rows, result) if swap else None,
         "against": against_context(diff, {*shown, *rejects}),
     }
 
