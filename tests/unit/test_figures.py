@@ -164,3 +164,30 @@ def test_a_long_task_id_is_cut_in_the_middle_and_kept_apart_from_the_others():
     # cut names that would collide are left whole
     same_ends = [f"{'a' * 60}{i}{'b' * 30}" for i in range(2)]
     assert len(set(short_names(same_ends))) == 2
+
+
+def test_past_most_marks_the_swap_matrix_paints_them_and_its_size_stays_bounded():
+    n = 300
+    tasks = [f"s/t{k}" for k in range(n)]
+    rows = (
+        (i, j, "1", "accepted_effect_absent" if (a + b) % 7 == 0 else "rejected")
+        for a, i in enumerate(tasks)
+        for b, j in enumerate(tasks)
+    )
+    cells = swap_figure.swap_cells(tasks, rows)
+    marks = len(cells.marks["absent"][0])
+    assert marks > swap_figure.MOST_MARKS
+    uri = swap_figure.swap_matrix("s", tasks, cells)
+    svg = _svg(uri)
+    assert not svg.findall(f".//{{{SVG}}}path") and not svg.findall(f".//{{{SVG}}}circle")  # no shape a mark
+    assert len(uri) < 200_000  # 12,857 marks as shapes would be over a megabyte
+    import base64
+    import struct
+    import zlib
+
+    data = base64.b64decode(svg.find(f"{{{SVG}}}image").get("href").split(",", 1)[1])
+    idat = data.index(b"IDAT")
+    raw = zlib.decompress(data[idat + 4 : idat + 4 + struct.unpack(">I", data[idat - 4 : idat])[0]])
+    absent = len(swap_figure.RUNG_COLOURS) + list(swap_figure.MARK_COLOURS).index("absent")
+    painted = sum(raw[r * (n + 1) + 1 + c] == absent for r in range(n) for c in range(n))
+    assert painted == marks

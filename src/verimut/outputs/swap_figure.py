@@ -39,6 +39,10 @@ _MARKS = {
     Outcome.ERROR.value: OTHER,
     Outcome.INCOMPLETE.value: OTHER,
 }
+# Past this many marks in one matrix, each is painted as its cell's colour instead of drawn as a shape: the
+# figure's size stays bounded at a million cells (a shape is about 80 bytes; a painted cell, a pixel).
+MOST_MARKS = 2_000
+MARK_COLOURS = {PRESENT: "#000000", ABSENT: "#d7191c", OTHER: "#636363"}
 _MARK_LABELS = {
     PRESENT: "accepted, effect present",
     ABSENT: "accepted, effect ABSENT",
@@ -72,6 +76,16 @@ def swap_cells(tasks: Sequence[str], cells: Iterable[tuple[str, str, str, str]])
     return SwapCells(n, grid, marks)
 
 
+def _painted(cells: SwapCells) -> bytearray:
+    """The grid with each marked cell in its mark's colour (indices past the rungs')."""
+    pixels = bytearray(cells.grid)
+    for k, kind in enumerate(MARK_COLOURS, start=len(RUNG_COLOURS)):
+        cols, rows = cells.marks[kind]
+        for c, r in zip(cols, rows):
+            pixels[r * cells.n + c] = k
+    return pixels
+
+
 def png(width: int, height: int, pixels: bytes | bytearray, palette: Sequence[str]) -> bytes:
     """An 8-bit palette PNG (one byte per pixel, row by row, each an index into `palette`'s #rrggbb colours)."""
 
@@ -101,7 +115,8 @@ def swap_matrix(suite: str, tasks: Sequence[str], cells: Mapping[tuple[str, str]
 
     `cells` maps (i, j) to (rung, outcome), or is that read already (`swap_cells`). Background: the rung.
     Marks: an acceptance with the requested effect present (black dot), absent (red cross: a confirmed false
-    accept); a cell that could not be graded (grey x). Past `TOP` tasks every k-th is labelled (the title says so).
+    accept); a cell that could not be graded (grey x); past MOST_MARKS marks, the cells are painted in those colours.
+    Past `TOP` tasks every k-th is labelled (the title says so).
     """
     if not isinstance(cells, SwapCells):
         cells = swap_cells(tasks, ((i, j, rung, outcome) for (i, j), (rung, outcome) in cells.items()))
@@ -118,7 +133,11 @@ def swap_matrix(suite: str, tasks: Sequence[str], cells: Mapping[tuple[str, str]
     legend_x = left + side + 16
     width, height = legend_x + 200, max(bottom, top + 20 * (len(RUNG_LABELS) + len(_MARK_LABELS)))
     every = f" (one task in {step} labelled)" if step > 1 else ""
-    grid = base64.b64encode(png(cells.n, cells.n, cells.grid, RUNG_COLOURS)).decode() if cells.n else ""
+    painted = sum(len(cols) for cols, _ in cells.marks.values()) > MOST_MARKS
+    pixels, palette = (
+        (_painted(cells), (*RUNG_COLOURS, *MARK_COLOURS.values())) if painted else (cells.grid, RUNG_COLOURS)
+    )
+    grid = base64.b64encode(png(cells.n, cells.n, pixels, palette)).decode() if cells.n else ""
     out = [
         (
             f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
@@ -153,7 +172,7 @@ def swap_matrix(suite: str, tasks: Sequence[str], cells: Mapping[tuple[str, str]
         ABSENT: 'stroke="#d7191c" stroke-width="2.5" fill="none"',
         OTHER: 'stroke="#636363" stroke-width="1.2" fill="none"',
     }
-    for kind in (PRESENT, ABSENT, OTHER):
+    for kind in () if painted else (PRESENT, ABSENT, OTHER):
         cols, rows = cells.marks[kind]
         shapes = "".join(
             _mark(kind, left + (c + 0.5) * cell, top + (w + 0.5) * cell, r * (1.3 if kind == ABSENT else 1))
@@ -167,7 +186,11 @@ def swap_matrix(suite: str, tasks: Sequence[str], cells: Mapping[tuple[str, str]
         out.append(f'<text x="{legend_x + 20:.1f}" y="{y + 9}" font-size="10">{label}</text>')
         y += 20
     for kind, label in _MARK_LABELS.items():
-        out.append(f"<g {styles[kind]}>{_mark(kind, legend_x + 7, y + 5.5, 4.5)}</g>")
+        if painted:  # the cell itself in the mark's colour
+            colour = MARK_COLOURS[kind]
+            out.append(f'<rect x="{legend_x:.1f}" y="{y}" width="14" height="11" fill="{colour}" stroke="#999"/>')
+        else:
+            out.append(f"<g {styles[kind]}>{_mark(kind, legend_x + 7, y + 5.5, 4.5)}</g>")
         out.append(f'<text x="{legend_x + 20:.1f}" y="{y + 9}" font-size="10">{label}</text>')
         y += 20
     out.append("</svg>")
