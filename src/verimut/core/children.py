@@ -150,7 +150,7 @@ _SLOT: list[int] = []  # in a forked map's process: its place among the map's pr
 
 def slot() -> int | None:
     """Which of its forked map's processes this one is (0 to n-1: the same number in every map of an audit), or
-    None outside a map. A benchmark worker started ahead for a slot (`Adapter.park`) is taken by that slot's
+    None outside a map. A benchmark worker started ahead for a slot (`Remote.park`) is taken by that slot's
     process of each map in turn, so a browser starts once per slot, not once per map."""
     return _SLOT[0] if _SLOT else None
 

@@ -311,7 +311,7 @@ def _swap_context(m: Manifest, rows: Mapping[str, CellResult], c: swap_mod.Censu
     matrices = []
     for suite, tasks in suites.items():
         # The matrix's data, not a dict of its cells: a rung index per cell and the marks' places (a million
-        # cells in one suite are 8 MB this way).
+        # cells in one suite are 1 MB this way).
         cells = swap_figure.swap_cells(
             tasks,
             (
