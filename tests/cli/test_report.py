@@ -241,7 +241,10 @@ def test_figures_drawn_later_on_two_cores_make_the_page_drawn_now(arm, banking, 
         here = report_html.render(report_html.context(store, m, rows, result))
         later = report_html.Later()
         page = report_html.render(report_html.context(store, m, rows, result, later))
-        assert later.jobs and later.mark in page
+        if m.arm == swap.SWAP:  # its matrices are SVG written in place (swap_figure.py): nothing is left to draw
+            assert not later.jobs and later.mark not in page and "data:image/svg+xml;base64," in page
+        else:
+            assert later.jobs and later.mark in page
         assert later.fill(page, pipeline.OnCores(Pool(2))) == here
 
 
