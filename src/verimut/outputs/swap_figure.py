@@ -5,7 +5,8 @@ SVG says directly in milliseconds, where matplotlib took a second to import and 
 AgentDojo's 40 x 40 workspace matrix (the swap census's whole report cost about 2 s of a 28 s command).
 
 The grid itself is one PNG of one pixel per cell (written here with zlib), scaled up without smoothing, so the
-figure's size stays bounded at a million cells; the marks (acceptances, cells not graded) are SVG shapes.
+figure's size stays bounded at a million cells; the marks (acceptances, cells not graded) are SVG shapes, or past
+MOST_MARKS pixels of the grid in the mark's colour.
 Pure: `swap_cells` reads (i, j, rung, outcome) rows, `swap_matrix` returns a `data:image/svg+xml` URI.
 """
 
