@@ -170,8 +170,8 @@ def swap_matrix(suite: str, tasks: Sequence[str], cells: Mapping[tuple[str, str]
     r = max(1.5, min(5.0, cell * 0.3))
     styles = {
         PRESENT: 'fill="black"',
-        ABSENT: 'stroke="#d7191c" stroke-width="2.5" fill="none"',
-        OTHER: 'stroke="#636363" stroke-width="1.2" fill="none"',
+        ABSENT: f'stroke="{MARK_COLOURS[ABSENT]}" stroke-width="2.5" fill="none"',
+        OTHER: f'stroke="{MARK_COLOURS[OTHER]}" stroke-width="1.2" fill="none"',
     }
     for kind in () if painted else (PRESENT, ABSENT, OTHER):
         cols, rows = cells.marks[kind]
