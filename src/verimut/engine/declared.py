@@ -28,7 +28,7 @@ from typing import Any
 import msgspec
 
 from verimut.core.benchmark import Adapter
-from verimut.core.run import Run
+from verimut.core.run import Run, Verdict
 from verimut.oracle import state as oracle
 
 Path = tuple[str, ...]
@@ -129,6 +129,19 @@ class Checked(msgspec.Struct, frozen=True):
     graded: list[str] = []
     untested: list[str] = []
     error: str | None = None  # the verifier raised on a flipped state: that task's check says nothing
+    # The verifier's verdict on the reference end as the run left it (unflipped), where the check took one.
+    verdict: Verdict | None = None
+
+
+class OwnVerdict(msgspec.Struct, frozen=True):
+    """A task's verifier's verdict on its own reference end as this check took it (`Checked.verdict`, on the
+    manifest's replay), and that end's digest as the task sees state (`oracle.digest`). The swap census's diagonal
+    cell grades the same run, replayed from the same start, with the same verifier: where its replay ends at the
+    same digest it takes this verdict, rather than calling the verifier a second time on an equal state. Only
+    where the adapter's replays do not vary; never written (a resumed census builds them again)."""
+
+    digest: str
+    verdict: Verdict
 
 
 def varied(flips_: Sequence[Flip], end: Any, again: Any) -> list[Flip]:
@@ -181,17 +194,18 @@ def graded(
         together = _verdict(bench, episode, run, [f for p in testable for f in found[p]])
         # With one pattern, nothing is forked from `episode` after this call: it is graded as it is, not on a copy
         # (the caller is done with it). Else the patterns flipped alone below need it as the run left it.
-        before = bench.verify(episode if len(testable) == 1 else bench.fork(episode), run).passed
+        unflipped = bench.verify(episode if len(testable) == 1 else bench.fork(episode), run)
+        before = unflipped.passed
         if together == before:
-            return Checked(untested=untested)
+            return Checked(untested=untested, verdict=unflipped)
         # One pattern flipped alone is the flip just made: calling the verifier again would say the same (42 of
         # AgentDojo's 97 user tasks, most of them workspace's, whose verifiers diff the whole state).
         if len(testable) == 1:
-            return Checked(graded=testable, untested=untested)
+            return Checked(graded=testable, untested=untested, verdict=unflipped)
         hits = [p for p in testable if _verdict(bench, episode, run, found[p]) != before]
     except Exception as e:  # noqa: BLE001  (the benchmark's verifier on a state it never made)
         return Checked(untested=untested, error=f"{type(e).__name__}: {e}")
-    return Checked(graded=hits, untested=untested)
+    return Checked(graded=hits, untested=untested, verdict=unflipped)
 
 
 def _verdict(bench: Adapter, episode: Any, run: Run, changes: Sequence[Flip]) -> bool:

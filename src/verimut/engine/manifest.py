@@ -14,7 +14,6 @@ whatever order (a test builds it both ways and compares the hashes).
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol, TypeVar
 
@@ -27,7 +26,7 @@ from verimut.core.cells import manifest_hash
 from verimut.core.errors import AuditError
 from verimut.core.records import OPTIONS, Cell, CensusEntry, Manifest, TaskFacts, cell_id
 from verimut.core.replay import passing_replay, replay
-from verimut.core.run import Action, Run
+from verimut.core.run import Action, Run, Verdict
 from verimut.engine import arms, blind_spots, declared
 from verimut.engine.arms import FAULT, Arm
 from verimut.grammar import oos
@@ -74,6 +73,9 @@ class References(msgspec.Struct):
     # Declared telemetry and masks a verifier grades: pattern -> the tasks (in task order) that grade it.
     graded: dict[str, list[str]] = {}
     untested: list[str] = []  # declarations no task's check could flip (or the adapter cannot fork and patch)
+    # Each task's verifier's verdict on its own reference end, where the declared-field check took one and the
+    # adapter's replays do not vary (declared.OwnVerdict).
+    verdicts: dict[str, Verdict] = {}
 
 
 class _Replayed(msgspec.Struct):
@@ -122,6 +124,8 @@ def references(bench: Adapter, tasks: Sequence[str], tick: Callable[[str], None]
         declarations.update(r.masks)
         for p in r.checked.graded:
             refs.graded.setdefault(p, []).append(task)
+        if r.checked.verdict is not None and not bench.replays_vary:
+            refs.verdicts[task] = r.checked.verdict
         if r.checked.error is None:
             tested.update(p for p in [*bench.telemetry, *r.masks] if p not in r.checked.untested)
         tick(task)
@@ -345,8 +349,7 @@ def _facts(
     effect = oracle.compare(refs.starts[task], refs.ends[task], ignore, base=refs.starts[task])
     # Of the start as the oracle compares it (telemetry and masks left out): a field that differs on every
     # call (a clock) must not make a rerun's manifest another one.
-    compared_start = oracle.apply_patterns(oracle.collections(refs.starts[task]), ignore)
-    digest = hashlib.sha256(oracle.canonical(compared_start)).hexdigest()[:16]
+    digest = oracle.digest(refs.starts[task], ignore)
     census: list[CensusEntry] = []
     unpinned: list[str] = []
     cells: list[Cell] = []
@@ -404,11 +407,13 @@ def build(
     arm: Arm | str = FAULT,
     each: Each = serially,
     aim: str | None = None,
+    verdicts: dict[str, declared.OwnVerdict] | None = None,
 ) -> Manifest:
     """Enumerate every cell. `tick` is called once per task per pass, for progress; `each` runs the per-task
     work (serially by default; the audit gives its executor's map, so it runs on every core). `aim` (oos.AIMS):
     the out-of-scope search plants by the read map (oos.aimed); where the adapter cannot confirm blind spots it is
-    no aim, and the manifest is the default one."""
+    no aim, and the manifest is the default one. `verdicts`, where given, is filled for an arm without edits (the
+    swap census) with each task's declared.OwnVerdict, which that census's diagonal takes."""
     arm = arms.named(arm) if isinstance(arm, str) else arm
     aim = aim_taken(bench, aim) if arm.edits else None
     refs = references(bench, tasks, tick, each)
@@ -419,7 +424,8 @@ def build(
     def ignore(task: str) -> list[str]:  # a declaration a task's own verifier grades is that task's state
         return [p for p in everywhere if task not in refs.graded.get(p, ())]
 
-    lib = _library(bench, tasks, refs, families if arm.edits else (), each)
+    # Without edits (the swap census) nothing reads the library: not the out-of-scope writes, not the observers.
+    lib = _library(bench, tasks, refs, families, each) if arm.edits else Library(None, {})
     facts: dict[str, TaskFacts] = {}
     cells: list[Cell] = []
     for task, found in zip(
@@ -451,4 +457,8 @@ def build(
         assigned_keys=assigned,
         trace_args={tool: list(args) for tool, args in sorted(bench.trace_args.items())},
     )
+    if verdicts is not None and not arm.edits:
+        verdicts.update(
+            {t: declared.OwnVerdict(oracle.digest(refs.ends[t], ignore(t)), v) for t, v in refs.verdicts.items()}
+        )
     return msgspec.structs.replace(m, content_hash=manifest_hash(arm.stored(m)))

@@ -18,6 +18,7 @@ from verimut.core.records import Cell, CellResult, Manifest, Outcome, RunRecord
 from verimut.engine import arms
 from verimut.engine import manifest as manifest_mod
 from verimut.engine.arms import FAULT, Arm
+from verimut.engine.declared import OwnVerdict
 from verimut.engine.executor import Executor
 from verimut.engine.scorer import Scorer
 from verimut.engine.scoring import Scoring, Source
@@ -123,11 +124,13 @@ def prepare(
     arm: Arm = FAULT,
     executor: Executor | None = None,
     aim: str | None = None,
+    verdicts: dict[str, OwnVerdict] | None = None,
 ) -> Manifest:
     """Build the manifest (its per-task work on the executor's cores); write it, or check it against the one
-    already in the store (checked by the caller). `aim`: the aimed out-of-scope search (`--aim`, oos.aimed)."""
+    already in the store (checked by the caller). `aim`: the aimed out-of-scope search (`--aim`, oos.aimed).
+    `verdicts`: filled as `manifest.build` fills it (the swap census's diagonal verdicts)."""
     each: manifest_mod.Each = manifest_mod.serially if executor is None else OnCores(executor, bench.concurrency)
-    fresh = manifest_mod.build(bench, tasks, families, tick, arm, each, aim)
+    fresh = manifest_mod.build(bench, tasks, families, tick, arm, each, aim, verdicts)
     if store.has_manifest():
         stored = store.read_manifest()
         if stored.content_hash != fresh.content_hash:
@@ -191,6 +194,7 @@ def score_all(
     executor: Executor,
     progress: Progress | None = None,
     source: Source | None = None,
+    own: Mapping[str, OwnVerdict] | None = None,
 ) -> Mapping[str, CellResult]:
     """Score every cell not yet in the ledger, controls first. Returns the whole ledger, read once at the end.
 
@@ -222,7 +226,7 @@ def score_all(
         if row.family == CONTROL:
             control_of[row.task] = row.outcome
     ledger = store.appender()
-    factory = Scoring(m, bench, source)
+    factory = Scoring(m, bench, source, own)
     scorer = Scorer(bench, m)  # this process's rows of cells that are not scored (no control to compare with)
     bar = progress.add_task("scoring cells", total=len(m.cells), completed=len(scored)) if progress else None
     lost: list[str] = []  # cells of this pass the machinery failed
@@ -286,10 +290,11 @@ def run(
     started, began = datetime.now(UTC), time.monotonic()
     bar = progress.add_task("building manifest", total=2 * len(tasks), unit="task steps") if progress else None
     tick = lambda _: progress.advance(bar) if progress else None
-    m = prepare(bench, store, tasks, families, tick, arm, executor, aim)
+    own: dict[str, OwnVerdict] = {}
+    m = prepare(bench, store, tasks, families, tick, arm, executor, aim, own)
     before = len(store.rows())
     built, startup, cpu = time.monotonic(), executor.startup_seconds, _cpu()
-    rows = score_all(bench, m, store, executor, progress, source)
+    rows = score_all(bench, m, store, executor, progress, source, own)
     ended, cpu = time.monotonic(), _cpu() - cpu
     startup = executor.startup_seconds - startup
     store.append_run(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any, NamedTuple, TypeVar, cast
 
@@ -18,8 +18,9 @@ from verimut.core.reads import Reads
 from verimut.core.records import Cell, CellResult, Difference, Evidence, Manifest, Outcome, TaskFacts, bounded
 from verimut.core.replay import REPLAY_TRIES, Replay, Replayer, passing_replay
 from verimut.core.run import Action, Run, Step
-from verimut.engine import blind_spots
+from verimut.engine import arms, blind_spots
 from verimut.engine.classify import classify, classify_swap
+from verimut.engine.declared import OwnVerdict
 from verimut.grammar import alternatives, answers, oos
 from verimut.grammar.faults import spec_of
 from verimut.oracle import state as oracle
@@ -250,9 +251,11 @@ def effect_missing(facts: TaskFacts, have: list[oracle.CollectionDiff]) -> oracl
 class Scorer:
     """Scores cells of one manifest. Keeps each task's reference end state once computed."""
 
-    def __init__(self, bench: Adapter, manifest: Manifest) -> None:
+    def __init__(self, bench: Adapter, manifest: Manifest, own: Mapping[str, OwnVerdict] | None = None) -> None:
         self.bench = bench
         self.manifest = manifest
+        self.own = own or {}  # the swap census's diagonal verdicts the manifest took (`_own_verdict`)
+        self.edits = arms.of(manifest).edits  # the fault arm: a control's reads are recorded, its blind spots flipped
         self.replayer = Replayer(bench, {t: f.reference for t, f in manifest.tasks.items()})
         self.judge = Judge(bench, manifest, self.replayer)
         self._reference_end: dict[str, Any] = {}
@@ -368,7 +371,10 @@ class Scorer:
             if seen:
                 telemetry = _capped({d.collection: d.counts() for d in seen})
         run = cell.run
-        heard, reads = self._verify_reading(done.episode, run)
+        if cell.is_control and not self.edits:
+            heard, reads = self._own_verdict(cell.task, done, run, ignore), None
+        else:
+            heard, reads = self._verify_reading(done.episode, run)
         verdict = heard.verdict
         if verdict is None:
             evidence = Evidence(
@@ -549,6 +555,16 @@ class Scorer:
             raised = _capped(traceback.format_exc(limit=5))
             return Heard(why=f"verifier raised {type(e).__name__}: {e}", traceback=raised)
         return Heard(verdict=verdict)
+
+    def _own_verdict(self, task: str, done: Replay, run: Run, ignore: list[str]) -> Heard:
+        """A swap census's control (its diagonal): whether the task's verifier passes its own reference run, all the
+        census asks of it. Where the manifest's declared-field check already took that verdict on an end equal to
+        this replay's (declared.OwnVerdict), it is taken, not asked again; the verifier's reads and blind spots are
+        the fault arm's (`verimut audit`) and are not recorded here."""
+        own = self.own.get(task)
+        if own is not None and own.digest == oracle.digest(done.end, ignore):
+            return Heard(verdict=own.verdict)
+        return self._verdict(lambda: self.bench.verify(done.episode, run))
 
     def _verify_reading(self, episode: Any, run: Run) -> tuple[Heard, Reads | None]:
         """The verdict, and what the verifier read while it ran where the adapter records it (else None)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 from typing import Any
 
 import msgspec
@@ -18,6 +19,7 @@ import msgspec
 from verimut.core.benchmark import Adapter
 from verimut.core.errors import AuditError
 from verimut.core.records import Manifest
+from verimut.engine.declared import OwnVerdict
 from verimut.engine.executor import Scores
 from verimut.engine.scorer import Scorer
 
@@ -47,10 +49,17 @@ class Scoring:
     """Builds this process's scorer of `manifest` (once per process), on `adapter` when it is loaded here, else
     on the adapter `source` loads. Picklable when `source` is given (`portable`)."""
 
-    def __init__(self, manifest: Manifest, adapter: Adapter | None = None, source: Source | None = None) -> None:
+    def __init__(
+        self,
+        manifest: Manifest,
+        adapter: Adapter | None = None,
+        source: Source | None = None,
+        own: Mapping[str, OwnVerdict] | None = None,
+    ) -> None:
         if adapter is None and source is None:
             raise ValueError("a Scoring needs the adapter or its source")
         self.manifest = manifest
+        self.own = dict(own or {})  # the swap census's diagonal verdicts the manifest took (declared.OwnVerdict)
         self.source = source
         self._adapter = adapter
         self._concurrency = adapter.concurrency if adapter is not None else None
@@ -78,7 +87,7 @@ class Scoring:
 
     def build(self, adapter: Adapter) -> Scores:
         """A new scorer on `adapter` (a subclass grades otherwise: the repair's regrade)."""
-        return Scorer(adapter, self.manifest)
+        return Scorer(adapter, self.manifest, self.own)
 
     def __call__(self) -> Scores:
         """This process's scorer: built once per process (a forked worker builds its own on the adapter it

@@ -15,6 +15,7 @@ How plain data becomes collections:
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from fnmatch import fnmatchcase
@@ -60,6 +61,11 @@ class CollectionDiff(msgspec.Struct, frozen=True):
 
 def canonical(value: Any) -> bytes:
     return msgspec.json.encode(value, order="sorted")
+
+
+def digest(snapshot: Any, ignore: Sequence[str]) -> str:
+    """A short digest of a snapshot as a task sees state (`ignore`: the patterns left out, its telemetry and masks)."""
+    return hashlib.sha256(canonical(apply_patterns(collections(snapshot), ignore))).hexdigest()[:16]
 
 
 def _id_key(items: Sequence[Any]) -> str | None:
