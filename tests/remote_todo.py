@@ -27,6 +27,9 @@ class Bench:
         return f"Add '{TASKS[task]}' to my list."
 
     def reset(self, task):
+        if os.environ.get("REMOTE_TODO_RESETS"):  # which worker process reset which task, for the tests to read
+            with open(os.environ["REMOTE_TODO_RESETS"], "a") as f:
+                f.write(f"{os.getpid()} {os.environ.get('VERIMUT_WORKER', 'manifest')} {task}\n")
         return {"task": task, "items": []}
 
     def reference(self, task, episode):

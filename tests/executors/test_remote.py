@@ -42,6 +42,30 @@ def test_a_remote_benchmark_is_audited_and_its_crashes_and_hangs_are_errors(tmp_
     assert worker_processes() == 0  # no worker outlives the audit
 
 
+def test_the_manifests_maps_share_one_benchmark_worker_a_slot(tmp_path, monkeypatch):
+    """The manifest's maps (reference replays, then each task's facts) fork their processes afresh, but the
+    benchmark workers (a browser each, for MiniWoB++) are started once for each slot and taken by that slot's
+    process in every map; the scoring workers start their own, as before."""
+    log = tmp_path / "resets.txt"
+    monkeypatch.setenv("REMOTE_TODO_RESETS", str(log))
+    result = verimut(
+        "audit", "tests.remote_bench:create", "--task", "t/ok", "--task", "t/midhang", "--family", "extra",
+        "--out", str(tmp_path / "o"), "-q", "--workers", "2",
+    )  # fmt: skip
+    assert result.returncode == 1, result.stderr
+    resets = [line.split() for line in log.read_text().splitlines()]
+    # The audited tasks' manifest work ran in two maps of two processes: four workers if each process started its
+    # own. (t/crash, not audited, is reset once for the suite's library, a map of one item: this process's worker.)
+    in_manifest = {pid for pid, where, task in resets if where == "manifest" and task != "t/crash"}
+    scoring = {pid for pid, where, _ in resets if where == "pool"}
+    assert len(in_manifest) == 2, resets
+    assert scoring and not scoring & in_manifest
+    deadline = time.time() + 10
+    while time.time() < deadline and worker_processes():
+        time.sleep(0.2)
+    assert worker_processes() == 0  # the parked ones too
+
+
 def test_a_worker_that_cannot_start_is_one_line(tmp_path):
     (tmp_path / "badremote.py").write_text(
         "from verimut.adapters.remote import Remote\n"

@@ -15,9 +15,11 @@ its first call). A call that takes longer than `timeout`, or a worker that dies,
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import select
+import signal
 import subprocess
 import weakref
 from collections.abc import Callable, Mapping, Sequence
@@ -28,7 +30,7 @@ from typing import Any
 import msgspec
 
 from verimut.core.benchmark import CAPABILITIES, Verdict
-from verimut.core.children import at_child_exit, die_with_parent
+from verimut.core.children import at_child_exit, before_maps, die_with_parent, slot
 from verimut.core.errors import AuditError, BenchmarkCrash, InfrastructureError
 from verimut.core.forms import FormFacts
 from verimut.core.reads import Reads
@@ -63,10 +65,59 @@ WRITES_KEPT = 100_000  # is_write answers remembered before the memo starts afre
 END_TIMEOUT = 10.0  # seconds a worker has to close what it started once its input ends, at verimut's exit
 
 
-def _end_worker(ref: weakref.ref[Remote], proc: subprocess.Popen[bytes]) -> None:
+def _end_worker(ref: weakref.ref[Remote], proc: subprocess.Popen[bytes], starter: int) -> None:
+    """At the end of the process that started `proc` (a child inherits the hook, and skips it)."""
+    if ref() is not None and os.getpid() == starter and proc.poll() is None:
+        _close(proc)
+
+
+def _park(ref: weakref.ref[Remote], n: int) -> None:
     remote = ref()
     if remote is not None:
-        remote._end(proc)
+        remote.park(n)
+
+
+def _unpark(ref: weakref.ref[Remote]) -> None:
+    remote = ref()
+    if remote is not None:
+        remote.unpark()
+
+
+def _close(proc: subprocess.Popen[bytes]) -> None:
+    """Let a worker go by the end of its input (it closes its browser and driver), killed if it does not end."""
+    try:
+        assert proc.stdin is not None
+        proc.stdin.close()
+        proc.wait(timeout=END_TIMEOUT)
+    except (OSError, subprocess.TimeoutExpired):
+        proc.kill()
+        proc.wait()
+
+
+def _let_go(ref: weakref.ref[Remote], proc: subprocess.Popen[bytes], adopter: int) -> None:
+    """At the end of a map's process that took a parked worker: close the episodes it let go, and leave the worker
+    running for the next map's process of its slot."""
+    remote = ref()
+    if remote is not None and os.getpid() == adopter and remote._proc is proc:
+        closing, remote._closing = remote._closing, []
+        for number in closing:
+            remote._exchange("close", {"episode": number})
+
+
+def _running(pid: int) -> bool:
+    """Whether a process that is not this one's child still runs (a dead child of another is a zombie until
+    reaped, and `os.kill(pid, 0)` would still find it)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
+    except FileNotFoundError:
+        return False
+    except OSError:  # no /proc (not Linux): a signal 0 says whether the pid is taken
+        try:
+            os.kill(pid, 0)
+        except OSError:
+            return False
+        return True
 
 
 class Remote:
@@ -103,6 +154,9 @@ class Remote:
         self._closing: list[int] = []
         self._writes: dict[bytes, bool] = {}  # is_write's answers, by the action's JSON
         self._ids = 0
+        self._parked: dict[int, subprocess.Popen[bytes]] = {}  # slot -> a worker started here for it (`park`)
+        self._adopted = False  # `_proc` is a parked worker this forked process took
+        before_maps(partial(_park, weakref.ref(self)), partial(_unpark, weakref.ref(self)))
         hello = self._start()
         self.name: str = hello["name"]
         self.version: str = hello["version"]
@@ -162,9 +216,9 @@ class Remote:
             self.answer_channel = dict(given["answer_channel"])
 
     # -- the process -----------------------------------------------------------------------
-    def _start(self) -> dict[str, Any]:
+    def _popen(self) -> subprocess.Popen[bytes]:
         try:
-            self._proc = subprocess.Popen(
+            proc = subprocess.Popen(
                 self.command,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
@@ -176,45 +230,88 @@ class Remote:
             )
         except OSError as e:
             raise AuditError(f"cannot start the benchmark worker {self.command[0]}: {e.strerror}") from None
-        self._owner, self._generation, self._closing = os.getpid(), self._generation + 1, []
         # At exit the worker is let go by the end of its input, so that it closes what it started (a browser and
         # its driver) rather than dying by the parent-death signal and leaving them to fail on a closed pipe.
-        atexit.register(_end_worker, weakref.ref(self), self._proc)
-        at_child_exit(partial(_end_worker, weakref.ref(self), self._proc))  # a forked child runs no atexit hook
-        line = self._read_line()
+        atexit.register(_end_worker, weakref.ref(self), proc, os.getpid())
+        at_child_exit(partial(_end_worker, weakref.ref(self), proc, os.getpid()))  # a forked child runs no atexit
+        return proc
+
+    def _hello(self, proc: subprocess.Popen[bytes]) -> dict[str, Any]:
+        line = self._read_line(proc)
         if line is None:
             raise AuditError(f"the benchmark worker `{' '.join(self.command)}` exited before it was ready")
         return dict(json.loads(line)["ready"])
 
-    def _read_line(self) -> bytes | None:
-        assert self._proc is not None and self._proc.stdout is not None
+    def _start(self) -> dict[str, Any]:
+        proc = self._popen()
+        self._proc, self._owner, self._adopted = proc, os.getpid(), False
+        self._generation, self._closing = self._generation + 1, []
+        return self._hello(proc)
+
+    def park(self, n: int) -> None:
+        """Start a worker now for each of the n processes of the forked maps to come (`children.slot`), so that each
+        map's process takes its slot's worker, browser and all, instead of starting one of its own: a browser then
+        starts once per slot for the whole manifest, not once per map and process."""
+        started = [(k, self._popen()) for k in range(n) if k not in self._parked]
+        for k, proc in started:  # started side by side, then each one's hello read
+            self._hello(proc)
+            self._parked[k] = proc
+
+    def unpark(self) -> None:
+        """Let the parked workers go (the maps are over), each closing its browser, side by side."""
+        parked, self._parked = list(self._parked.values()), {}
+        for proc in parked:
+            with contextlib.suppress(OSError):
+                assert proc.stdin is not None
+                proc.stdin.close()
+        for proc in parked:
+            _close(proc)
+
+    def _adopt(self) -> bool:
+        """In a forked map's process: take its slot's parked worker, if that one still runs (True)."""
+        place = slot()
+        proc = self._parked.pop(place, None) if place is not None and self._owner != os.getpid() else None
+        if proc is None or not _running(proc.pid):
+            return False
+        self._proc, self._owner, self._adopted = proc, os.getpid(), True
+        self._generation, self._closing = self._generation + 1, []
+        # The worker outlives this process (the next map's takes it): at its end, only its episodes are closed.
+        at_child_exit(partial(_let_go, weakref.ref(self), proc, os.getpid()))
+        return True
+
+    def _read_line(self, proc: subprocess.Popen[bytes] | None = None) -> bytes | None:
+        proc = proc or self._proc
+        assert proc is not None and proc.stdout is not None
         buf = b""
         while not buf.endswith(b"\n"):
-            ready, _, _ = select.select([self._proc.stdout], [], [], self.timeout)
+            ready, _, _ = select.select([proc.stdout], [], [], self.timeout)
             if not ready:
                 self._kill()
                 raise BenchmarkCrash(f"the benchmark worker did not answer within {self.timeout:g} s")
-            chunk = os.read(self._proc.stdout.fileno(), 1 << 16)
+            chunk = os.read(proc.stdout.fileno(), 1 << 16)
             if not chunk:
                 return None
             buf += chunk
         return buf
 
     def _end(self, proc: subprocess.Popen[bytes]) -> None:
-        if proc is not self._proc or self._owner != os.getpid() or proc.poll() is not None:
+        if proc is not self._proc or self._owner != os.getpid():
             return
-        try:
-            assert proc.stdin is not None
-            proc.stdin.close()
-            proc.wait(timeout=END_TIMEOUT)
-        except (OSError, subprocess.TimeoutExpired):
-            proc.kill()
-            proc.wait()
+        if self._adopted:  # not this process's child: its input is shared with the parent, so it is killed
+            with contextlib.suppress(OSError):
+                os.kill(proc.pid, signal.SIGKILL)
+            return
+        if proc.poll() is None:
+            _close(proc)
 
     def _kill(self) -> None:
         if self._proc is not None and self._owner == os.getpid():
-            self._proc.kill()
-            self._proc.wait()
+            if self._adopted:  # not this process's child (Popen.kill would take it for ended): its starter reaps it
+                with contextlib.suppress(OSError):
+                    os.kill(self._proc.pid, signal.SIGKILL)
+            else:
+                self._proc.kill()
+                self._proc.wait()
         self._proc = None
 
     def _release(self, number: int, generation: int) -> None:
@@ -222,7 +319,11 @@ class Remote:
             self._closing.append(number)
 
     def _call(self, method: str, **params: Any) -> Any:
-        if self._proc is None or self._owner != os.getpid() or self._proc.poll() is not None:
+        here = os.getpid()
+        # An adopted worker is not this process's child (its poll() would say it ended): its death shows as a
+        # closed pipe instead, and the call raises.
+        gone = self._proc is None or self._owner != here or (not self._adopted and self._proc.poll() is not None)
+        if gone and not self._adopt():
             self._start()  # first call in this process, or the last worker died
         assert self._proc is not None and self._proc.stdin is not None
         closing, self._closing = self._closing, []
@@ -233,19 +334,27 @@ class Remote:
     def _exchange(self, method: str, params: Mapping[str, Any]) -> Any:
         assert self._proc is not None and self._proc.stdin is not None
         self._ids += 1
+        # Named by this process too: a worker taken over from a process killed mid-call (`_adopt`) still owes
+        # that one its answer, which is read and dropped here rather than taken for this call's.
+        sent = f"{os.getpid()}-{self._ids}"
         try:
-            self._proc.stdin.write(msgspec.json.encode({"id": self._ids, "method": method, "params": params}) + b"\n")
+            self._proc.stdin.write(msgspec.json.encode({"id": sent, "method": method, "params": params}) + b"\n")
         except BrokenPipeError:
             code = self._proc.wait()
             self._proc = None
             raise _died(f"the benchmark worker died (exit code {code})", code) from None
-        # A long reply (a snapshot) may arrive in several reads; all of it is one line.
-        line = self._read_line()
-        if line is None:
-            died = self._proc.wait() if self._proc else None
-            self._proc = None
-            raise _died(f"the benchmark worker died (exit code {died}) during {method}", died)
-        reply = json.loads(line)
+        reply: dict[str, Any] = {}
+        while reply.get("id") != sent:
+            # A long reply (a snapshot) may arrive in several reads; all of it is one line.
+            line = self._read_line()
+            if line is None:
+                died = self._proc.wait() if self._proc else None
+                self._proc = None
+                raise _died(f"the benchmark worker died (exit code {died}) during {method}", died)
+            for piece in line.splitlines():  # a dropped answer and this one may arrive in one read
+                reply = json.loads(piece)
+                if reply.get("id") == sent:
+                    break
         if "error" in reply:
             if reply.get("infrastructure"):
                 # The adapter says its machinery failed (its browser closed): this worker is done; the next call

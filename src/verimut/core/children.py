@@ -143,6 +143,48 @@ def quiet_child(parent: int) -> None:
 
 
 _AT_CHILD_EXIT: list[Callable[[], None]] = []
+_BEFORE_MAPS: list[tuple[Callable[[int], None], Callable[[], None]]] = []
+_KEEPING: list[bool] = []  # [True] inside `kept_for_maps`
+_SLOT: list[int] = []  # in a forked map's process: its place among the map's processes (`slot`)
+
+
+def slot() -> int | None:
+    """Which of its forked map's processes this one is (0 to n-1: the same number in every map of an audit), or
+    None outside a map. A benchmark worker started ahead for a slot (`Remote.park`) is taken by that slot's
+    process of each map in turn, so a browser starts once per slot, not once per map."""
+    return _SLOT[0] if _SLOT else None
+
+
+def take_slot(place: int) -> None:
+    """Called by a forked map's process first (`verimut.engine.parallel`)."""
+    _SLOT[:] = [place]
+
+
+def before_maps(park: Callable[[int], None], unpark: Callable[[], None]) -> None:
+    """Inside `kept_for_maps`, call `park(n)` in this process before it forks the n processes of a map (`mapping`),
+    and `unpark()` at its end: a remote adapter starts a benchmark worker for each slot, which that slot's process
+    of every map takes in turn (adapters/remote.py), and lets them go when the maps are over."""
+    _BEFORE_MAPS.append((park, unpark))
+
+
+@contextlib.contextmanager
+def kept_for_maps() -> Iterator[None]:
+    """The maps inside share what adapters keep per slot (`before_maps`): the manifest's, whose processes replay
+    reference runs in a browser. Not the report's, which draws figures, nor the scoring workers."""
+    _KEEPING[:] = [True]
+    try:
+        yield
+    finally:
+        _KEEPING[:] = []
+        for _, unpark in _BEFORE_MAPS:
+            unpark()
+
+
+def mapping(n: int) -> None:
+    """This process is about to fork a map's n processes (`before_maps`)."""
+    if _KEEPING:
+        for park, _ in _BEFORE_MAPS:
+            park(n)
 
 
 def at_child_exit(fn: Callable[[], None]) -> None:

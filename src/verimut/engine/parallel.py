@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from multiprocessing.connection import Connection, wait
 from typing import Any, NoReturn, TypeVar
 
-from verimut.core.children import child_exit, quiet_child, signals_held
+from verimut.core.children import child_exit, mapping, quiet_child, signals_held, take_slot
 from verimut.core.errors import AuditError
 
 T = TypeVar("T")
@@ -81,8 +81,9 @@ class _RemoteTraceback(Exception):
         return str(self.args[0])
 
 
-def _map_serve(fn: Callable[[Any], Any], conn: Connection, parent: int) -> None:
+def _map_serve(fn: Callable[[Any], Any], conn: Connection, parent: int, place: int) -> None:
     # No WORKER_ENV: it marks the processes that score cells; what a map runs would otherwise run in this process.
+    take_slot(place)
     while (got := next_work(conn, parent)) is not None:
         i, item = got
         try:
@@ -99,9 +100,9 @@ def _map_serve(fn: Callable[[Any], Any], conn: Connection, parent: int) -> None:
 class _Mapper:
     """One map process and the index of the item it was given (None: idle)."""
 
-    def __init__(self, ctx: Any, fn: Callable[[Any], Any]) -> None:
+    def __init__(self, ctx: Any, fn: Callable[[Any], Any], place: int) -> None:
         self.conn, child = ctx.Pipe()
-        self.process = start(ctx, _map_serve, fn, child, os.getpid())
+        self.process = start(ctx, _map_serve, fn, child, os.getpid(), place)
         child.close()
         self.item: int | None = None
 
@@ -137,12 +138,13 @@ def forked_map(fn: Callable[[T], R], items: Sequence[T], workers: int) -> Iterat
     if n <= 1:
         yield from (fn(x) for x in items)
         return
+    mapping(n)  # what the adapter keeps for each slot (a browser's worker) is started before the fork
     ctx = mp.get_context("fork")
     gc.freeze()  # as for the pool's workers: their collector leaves the inherited heap's pages shared
     procs: list[_Mapper] = []
     try:
         for _ in range(n):
-            procs.append(_Mapper(ctx, fn))  # one by one: a Ctrl-C here stops those already started
+            procs.append(_Mapper(ctx, fn, len(procs)))  # one by one: a Ctrl-C here stops those already started
         done: dict[int, tuple[bool, Any]] = {}
         given = 0
         for i in range(len(items)):

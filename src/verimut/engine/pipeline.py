@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import Any, Protocol, TypeVar
 
 from verimut.core.benchmark import Adapter, kind_of
+from verimut.core.children import kept_for_maps
 from verimut.core.errors import AuditError
 from verimut.core.records import Cell, CellResult, Manifest, Outcome, RunRecord
 from verimut.engine import arms
@@ -130,7 +131,8 @@ def prepare(
     already in the store (checked by the caller). `aim`: the aimed out-of-scope search (`--aim`, oos.aimed).
     `verdicts`: filled as `manifest.build` fills it (the swap census's diagonal verdicts)."""
     each: manifest_mod.Each = manifest_mod.serially if executor is None else OnCores(executor, bench.concurrency)
-    fresh = manifest_mod.build(bench, tasks, families, tick, arm, each, aim, verdicts)
+    with kept_for_maps():  # a remote benchmark's workers (a browser each) serve every map of the build in turn
+        fresh = manifest_mod.build(bench, tasks, families, tick, arm, each, aim, verdicts)
     if store.has_manifest():
         stored = store.read_manifest()
         if stored.content_hash != fresh.content_hash:
