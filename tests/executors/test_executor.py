@@ -237,3 +237,22 @@ def _alive(pid: int) -> bool:
     except FileNotFoundError:
         return False
     return state != "Z"
+
+
+def test_a_local_ray_instance_leaves_the_environment_as_it_found_it():
+    """ray.init sets RAY_AUTH_MODE=token in this process for good; a later connection to a cluster without
+    authentication (this file's `ray_cluster`, from a process this one starts) then fails. verimut puts back the
+    RAY_* variables it found when it shuts down the instance it started."""
+    pytest.importorskip("ray", reason="Ray is not installed: scripts/install.sh installs the 'ray' extra")
+    from verimut.engine import executor
+
+    before = {k: v for k, v in os.environ.items() if k.startswith("RAY_")}
+    run = executor.make("ray", workers=1)
+    try:
+        run._start()  # the local instance `run` starts before its first batch
+        import ray
+
+        assert ray.is_initialized()
+    finally:
+        run.close()
+    assert {k: v for k, v in os.environ.items() if k.startswith("RAY_")} == before

@@ -52,6 +52,7 @@ class Ray:
         self._spawn: Callable[[], Any] | None = None
         self._factory: ScorerFactory | None = None
         self._owned = False  # whether this executor connected (or started Ray), so must close it
+        self._env: dict[str, str] = {}  # RAY_* variables before ray.init: it sets some (RAY_AUTH_MODE) for good
         if address:  # fail now, before any work, when the cluster cannot be reached
             self._start()
 
@@ -67,6 +68,8 @@ class Ray:
             self._release()
         if self._owned and ray.is_initialized():
             ray.shutdown()
+        if self._owned:
+            _restore_ray_env(self._env)
         self._owned = False
 
     def _start(self) -> None:
@@ -75,6 +78,7 @@ class Ray:
 
         if ray.is_initialized():
             return
+        self._env = _ray_env()
         if self.address:
             _reachable(self.address)
             try:
@@ -184,6 +188,19 @@ def _ready(actors: Sequence[Any]) -> None:
     except ray.exceptions.RayError as e:
         first = str(e).strip().splitlines()[-1] if str(e).strip() else type(e).__name__
         raise AuditError(f"a Ray worker could not load the benchmark: {first}") from None
+
+
+def _ray_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k.startswith("RAY_")}
+
+
+def _restore_ray_env(before: dict[str, str]) -> None:
+    """Put the RAY_* variables back as they were before ray.init: it leaves RAY_AUTH_MODE=token in this process,
+    which a later connection from it (or a process it starts) to a cluster without authentication then fails on
+    (a Ray actor "cancelled before it started running")."""
+    for k in [k for k in os.environ if k.startswith("RAY_") and k not in before]:
+        del os.environ[k]
+    os.environ.update(before)
 
 
 def _reachable(address: str) -> None:
