@@ -42,7 +42,8 @@ class Arm(abc.ABC):
     described: str  # in a message: "... has no count 'x'"
     scope: str  # what a gate's scope names: a fault family, or a suite
     # Cells are edited runs of each task's own reference (the fault arm): the manifest applies the families,
-    # reads each task's initial checks and the out-of-scope library, and the ledger gives an error budget.
+    # reads each task's initial checks and the out-of-scope library, the controls record the verifier's reads and
+    # flip its blind spots, and the ledger gives an error budget.
     edits: bool
     counts: tuple[str, ...]  # the names a --fail-on expression may count
     summary: str  # "module:function" writing summary.md/json from the ledger: (m, rows, store, c) -> result
