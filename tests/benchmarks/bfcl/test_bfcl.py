@@ -187,7 +187,9 @@ def test_the_parking_brake_force_and_slope_are_telemetry_checked_where_the_check
     assert bench.verify(done.episode, engaged).passed
     brake = [p for p in bench.telemetry if "VehicleControlAPI" in p]
     checked = declared.graded(bench, task, end.episode, reference, end.end, brake, start=end.start)
-    assert checked == declared.Checked()  # flipped, and the verdict stayed: tested, not graded
+    # flipped, and the verdict stayed: tested, not graded (the unflipped end's verdict kept, a pass)
+    assert checked == declared.Checked(verdict=bench.verify(end.episode, reference))
+    assert checked.verdict is not None and checked.verdict.passed
     public = bench.fork(end.episode)
     bench.patch(public, ("now", "VehicleControlAPI", "parkingBrakeStatus"), "released")
     assert "instance_state_mismatch" in bench.verify(public, reference).detail  # the flip reaches the checker
